@@ -1,0 +1,39 @@
+#pragma once
+// A message-oriented WebSocket, independent of how it is carried. Local mode implements it over a
+// Beast socket (this module); engine mode over the envoy tunnel. The actor router only sees this.
+
+#include <rivetkit/task.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace rivetkit::net {
+
+struct WsMessage {
+  bool binary = false;
+  std::string data;
+};
+
+struct WsCloseInfo {
+  std::uint16_t code = 1005;  // 1005: no status received; 1006: abnormal (no close frame)
+  std::string reason;
+};
+
+/// Contract:
+/// - send() and close() are thread-safe and never block; frames leave in call order.
+/// - close() sends the close frame after every frame queued before it; later sends are dropped.
+/// - receive() has a single consumer; it returns nullopt once the socket is closed (by either side
+///   or by an error), after which close_info() tells why.
+class WebSocket {
+ public:
+  virtual ~WebSocket() = default;
+  virtual void send(WsMessage msg) = 0;
+  virtual void close(std::uint16_t code, std::string reason) = 0;
+  virtual Task<std::optional<WsMessage>> receive() = 0;
+  virtual WsCloseInfo close_info() const = 0;
+  /// Number of bytes queued but not yet written (for back-pressure decisions).
+  virtual std::size_t buffered_bytes() const = 0;
+};
+
+}  // namespace rivetkit::net
