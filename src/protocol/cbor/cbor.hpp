@@ -18,14 +18,13 @@
 // - Double: integral values with |d| < 2^32 as integers (as cbor-x does), else float64.
 // - String/Bytes/Array/Object: major types 3/2/4/5; Undefined f7, Null f6, Bool f4/f5.
 
+#include "protocol/limits.hpp"
 #include <rivetkit/result.hpp>
 #include <rivetkit/value.hpp>
 
 #include <cstdint>
 #include <span>
 #include <string>
-
-#include "protocol/limits.hpp"
 
 namespace rivetkit::protocol {
 

@@ -8,6 +8,7 @@
 // the way out; BARE carries compat-CBOR `data` fields after a u16 LE version prefix. BARE decoders
 // accept versions 1..4 and encoders always write version 4.
 
+#include "protocol/limits.hpp"
 #include <rivetkit/result.hpp>
 #include <rivetkit/value.hpp>
 
@@ -16,8 +17,6 @@
 #include <string>
 #include <string_view>
 #include <variant>
-
-#include "protocol/limits.hpp"
 
 namespace rivetkit::protocol::client {
 
@@ -77,7 +76,8 @@ using ToClient = std::variant<Init, ErrorMessage, ActionResponse, Event>;
 
 /// Decodes one client frame. The frame type (text/binary) is not consulted (the server decides by
 /// encoding, as rivetkit does). JSON/CBOR ids may be plain numbers or bigints.
-Result<ToServer> decode_to_server(Encoding e, std::string_view frame,
+Result<ToServer> decode_to_server(Encoding e,
+                                  std::string_view frame,
                                   const DecodeLimits& limits = {});
 /// Encodes one server frame: JSON text, or CBOR/BARE bytes. JSON ids/actionIds are
 /// ["$BigInt","n"]; CBOR ids/actionIds/generation use the 8-byte integer head.
@@ -87,7 +87,8 @@ std::string encode_to_client(Encoding e, const ToClient& msg);
 
 /// Decodes an HTTP action body into the argument list: JSON/CBOR {"args": x} where an array is the
 /// list, null/absent means no arguments and anything else one argument; BARE HttpActionRequest.
-Result<Array> decode_http_action_request(Encoding e, std::string_view body,
+Result<Array> decode_http_action_request(Encoding e,
+                                         std::string_view body,
                                          const DecodeLimits& limits = {});
 /// {"output": v} / HttpActionResponse.
 std::string encode_http_action_response(Encoding e, const Value& output);
@@ -100,10 +101,12 @@ struct QueueSendRequest {
   bool wait = false;
   std::optional<std::uint64_t> timeout_ms;
 };
-Result<QueueSendRequest> decode_http_queue_send(Encoding e, std::string_view body,
+Result<QueueSendRequest> decode_http_queue_send(Encoding e,
+                                                std::string_view body,
                                                 const DecodeLimits& limits = {});
 /// status: "completed" | "timedOut".
-std::string encode_http_queue_send_response(Encoding e, std::string_view status,
+std::string encode_http_queue_send_response(Encoding e,
+                                            std::string_view status,
                                             const std::optional<Value>& response);
 
 // ---- HTTP error body -------------------------------------------------------------------------

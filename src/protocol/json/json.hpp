@@ -8,13 +8,12 @@
 // formatting (1.5, 1e+21, 1e-7, 4294967296). BigInt is written as its decimal digits and Bytes as
 // ["$Uint8Array","<base64>"]; callers normally apply compat_encode first so neither appears.
 
+#include "protocol/limits.hpp"
 #include <rivetkit/result.hpp>
 #include <rivetkit/value.hpp>
 
 #include <string>
 #include <string_view>
-
-#include "protocol/limits.hpp"
 
 namespace rivetkit::protocol {
 
