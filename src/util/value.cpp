@@ -282,3 +282,38 @@ std::string to_debug_string(const Value& v) {
 }
 
 }  // namespace rivetkit
+
+// ---- convert.hpp support --------------------------------------------------------------------
+
+#include <rivetkit/convert.hpp>
+
+namespace rivetkit::detail {
+
+void throw_conversion(std::string_view expected, const Value& got) {
+  throw ConversionError("expected " + std::string(expected) + ", got "
+                        + std::string(got.kind_name()));
+}
+
+void require_object(const Value& v) {
+  if (!v.is_object()) {
+    throw_conversion("object", v);
+  }
+}
+
+}  // namespace rivetkit::detail
+
+// ---- detail/invoke.hpp support --------------------------------------------------------------
+
+#include <rivetkit/detail/invoke.hpp>
+
+namespace rivetkit::detail {
+
+void throw_invalid_argument(const std::string& action, std::size_t index,
+                            const std::string& reason) {
+  throw ActorError(Error{"actor", "invalid_request",
+                         "Invalid argument " + std::to_string(index) + " for action '" + action
+                             + "': " + reason,
+                         std::nullopt, true});
+}
+
+}  // namespace rivetkit::detail

@@ -1,0 +1,465 @@
+#pragma once
+/// Defining actors.
+///
+///     struct CounterState { std::int64_t count = 0; };
+///     RIVETKIT_FIELDS(CounterState, count)
+///
+///     rivetkit::ActorDefinition counter() {
+///       return rivetkit::actor<CounterState>("counter")
+///           .action("increment", [](auto& c, std::int64_t amount) {
+///             c.state().count += amount;
+///             c.broadcast("newCount", c.state().count);
+///             return c.state().count;
+///           })
+///           .action("getCount", [](auto& c) { return c.state().count; });
+///     }
+///
+/// `actor<State>` gives an actor with that persisted state type. For more types use
+/// `actor<rivetkit::ActorTypes<State, ConnState, Vars, ConnParams, Input>>`.
+///
+/// Handlers take the context first (`auto& c` or `rivetkit::Context<Types>& c`), then their
+/// arguments as ordinary C++ parameters, converted from the client's values (convert.hpp). They
+/// may be plain functions or coroutines returning rivetkit::Task<T>. All of an actor's code runs on
+/// its strand: code between two co_awaits runs alone, so no locks are needed; handlers of one actor
+/// may interleave at co_await points (as JS actors interleave at await).
+///
+/// Hooks, in the order they run (core-semantics.md §1.2, §4):
+///   first start:  create_state(c, input) -> on_create(c, input) -> create_vars(c) -> on_wake(c)
+///   later starts: create_vars(c) -> on_wake(c)
+///   connection:   on_before_connect(c, params[, request]) -> create_conn_state(c, params[, request])
+///                 -> on_connect(c, conn) ... on_disconnect(c, conn)
+///   raw traffic:  on_request(c, request) -> Response, on_websocket(c, websocket)
+///   stopping:     on_sleep(c) or on_destroy(c)
+/// Every HTTP action also runs as a short-lived connection (the connection hooks run around it),
+/// as in RivetKit.
+///
+/// Errors: throw rivetkit::UserError (or ActorError) to send a structured error to the client;
+/// any other exception reaches the client as `core.internal_error` and is logged.
+
+#include <rivetkit/convert.hpp>
+#include <rivetkit/detail/invoke.hpp>
+#include <rivetkit/detail/runtime_api.hpp>
+#include <rivetkit/error.hpp>
+#include <rivetkit/http.hpp>
+#include <rivetkit/options.hpp>
+#include <rivetkit/task.hpp>
+#include <rivetkit/value.hpp>
+#include <rivetkit/websocket.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace rivetkit {
+
+/// Placeholder for "no state" / "no vars".
+struct Empty {
+  bool operator==(const Empty&) const = default;
+};
+template <>
+struct Convert<Empty> {
+  static void to(const Empty&, Value& out) { out = Value{}; }
+  static void from(const Value&, Empty&) {}
+};
+
+template <class State = Empty, class ConnState = Value, class Vars = Empty,
+          class ConnParams = Value, class Input = Value>
+struct ActorTypes {
+  using StateType = State;
+  using ConnStateType = ConnState;
+  using VarsType = Vars;
+  using ConnParamsType = ConnParams;
+  using InputType = Input;
+};
+
+namespace detail {
+
+template <class T>
+concept TypeBundle = requires {
+  typename T::StateType;
+  typename T::ConnStateType;
+  typename T::VarsType;
+  typename T::ConnParamsType;
+  typename T::InputType;
+};
+
+template <class T>
+struct NormalizeTypes {
+  using type = ActorTypes<T>;
+};
+template <TypeBundle T>
+struct NormalizeTypes<T> {
+  using type = T;
+};
+
+template <class Types>
+struct ActorData final : UserActorData {
+  typename Types::StateType state{};
+  typename Types::VarsType vars{};
+  Value state_to_value() const override { return to_value(state); }
+  void state_from_value(const Value& v) override {
+    typename Types::StateType fresh{};
+    Convert<typename Types::StateType>::from(v, fresh);
+    state = std::move(fresh);
+  }
+};
+
+template <class Types>
+struct ConnData final : UserConnData {
+  typename Types::ConnParamsType params{};
+  typename Types::ConnStateType state{};
+  Value state_to_value() const override { return to_value(state); }
+  void state_from_value(const Value& v) override {
+    typename Types::ConnStateType fresh{};
+    Convert<typename Types::ConnStateType>::from(v, fresh);
+    state = std::move(fresh);
+  }
+};
+
+}  // namespace detail
+
+/// One client connection, as seen from actor code. A cheap handle; valid while the connection is
+/// open (use it only inside the actor's own handlers).
+template <class Types>
+class Conn {
+ public:
+  using ConnParams = typename Types::ConnParamsType;
+  using ConnState = typename Types::ConnStateType;
+
+  explicit Conn(detail::ConnApi* api) : api_(api) {}
+
+  const std::string& id() const { return api_->id(); }
+  const ConnParams& params() const { return data().params; }
+  /// Per-connection state; marks it changed.
+  ConnState& state() {
+    api_->mark_state_dirty();
+    return data().state;
+  }
+  const Request& request() const { return api_->request(); }
+  bool is_hibernatable() const { return api_->is_hibernatable(); }
+
+  /// Sends event `name` to this connection only (whether or not it subscribed).
+  template <class... A>
+  void send(std::string name, const A&... args) const {
+    api_->send(std::move(name), Array{to_value(args)...});
+  }
+  /// Closes the connection (WebSocket close 1000 with `reason`).
+  void disconnect(std::string reason = {}) const { api_->disconnect(std::move(reason)); }
+
+  detail::ConnApi* api() const { return api_; }
+
+ private:
+  detail::ConnData<Types>& data() const {
+    return *static_cast<detail::ConnData<Types>*>(api_->user_data());
+  }
+  detail::ConnApi* api_;
+};
+
+/// The context every handler receives. Valid only during the call it was given to.
+template <class Types>
+class Context {
+ public:
+  using State = typename Types::StateType;
+  using Vars = typename Types::VarsType;
+
+  Context(detail::ActorApi* api, detail::ConnApi* conn) : api_(api), conn_(conn) {}
+
+  /// The persisted state. Calling the non-const overload marks it changed: the runtime then
+  /// saves it and, by default, holds this call's reply and events until the save is durable.
+  State& state() {
+    api_->mark_state_dirty();
+    return data().state;
+  }
+  const State& state() const { return data().state; }
+  /// Ephemeral per-instance values (rebuilt by create_vars on every start; never persisted).
+  Vars& vars() { return data().vars; }
+
+  const std::string& actor_id() const { return api_->actor_id(); }
+  const std::string& name() const { return api_->name(); }
+  const std::vector<std::string>& key() const { return api_->key(); }
+  std::uint32_t generation() const { return api_->generation(); }
+
+  /// Sends event `name` with `args` to every connection subscribed to it.
+  template <class... A>
+  void broadcast(std::string name, const A&... args) const {
+    api_->broadcast(std::move(name), Array{to_value(args)...});
+  }
+
+  /// The connection this call came from (actions, connection hooks, raw request/websocket).
+  /// Throws when there is none (e.g. a scheduled action).
+  Conn<Types> conn() const {
+    if (conn_ == nullptr) {
+      throw ActorError(Error{"actor", "no_connection", "This call has no connection", {}, true});
+    }
+    return Conn<Types>(conn_);
+  }
+  bool has_conn() const { return conn_ != nullptr; }
+  std::vector<Conn<Types>> conns() const {
+    std::vector<Conn<Types>> out;
+    for (auto* c : api_->conns()) {
+      out.emplace_back(c);
+    }
+    return out;
+  }
+
+  /// Saves the state now and resumes when it is durable.
+  Task<void> save_state() const { return api_->save_state(); }
+  /// Waits on the actor's clock (use instead of blocking sleeps).
+  Task<void> wait(std::chrono::milliseconds duration) const { return api_->wait_for(duration); }
+  /// Asks the runtime to put this actor to sleep / destroy it once the current work is done.
+  void sleep() const { api_->sleep(); }
+  void destroy() const { api_->destroy(); }
+  /// The actor's strand, for Asio operations that must run with the actor's code.
+  boost::asio::any_io_executor executor() const { return api_->executor(); }
+
+  detail::ActorApi* api() const { return api_; }
+
+ private:
+  detail::ActorData<Types>& data() const {
+    return *static_cast<detail::ActorData<Types>*>(api_->user_data());
+  }
+  detail::ActorApi* api_;
+  detail::ConnApi* conn_;
+};
+
+/// A finished actor definition, registered with Registry::add.
+class ActorDefinition {
+ public:
+  explicit ActorDefinition(std::shared_ptr<const detail::ActorDefinitionData> data)
+      : data_(std::move(data)) {}
+  const std::string& name() const { return data_->name; }
+  const std::shared_ptr<const detail::ActorDefinitionData>& data() const { return data_; }
+
+ private:
+  std::shared_ptr<const detail::ActorDefinitionData> data_;
+};
+
+template <class Types>
+class ActorBuilder {
+ public:
+  using Ctx = Context<Types>;
+  using State = typename Types::StateType;
+  using Vars = typename Types::VarsType;
+  using ConnState = typename Types::ConnStateType;
+  using ConnParams = typename Types::ConnParamsType;
+  using Input = typename Types::InputType;
+
+  explicit ActorBuilder(std::string name) : data_(std::make_shared<detail::ActorDefinitionData>()) {
+    data_->name = std::move(name);
+    data_->hooks.make_data = [] { return std::make_unique<detail::ActorData<Types>>(); };
+    data_->hooks.create_conn_data = [](detail::ActorApi*, Value params,
+                                       const Request*) -> Task<std::unique_ptr<detail::UserConnData>> {
+      return make_conn_data(std::move(params));
+    };
+  }
+
+  /// `f(c, const Input&) -> State` (or Task<State>); `f(c) -> State` also works. Runs once, when
+  /// the actor is first created. Without it the state starts default-constructed.
+  template <class F>
+  ActorBuilder& create_state(F f) {
+    data_->hooks.create_state = [f](detail::ActorApi* api, Value input) -> Task<void> {
+      return run_create_state(f, api, std::move(input));
+    };
+    return *this;
+  }
+  /// `f(c, const Input&)` or `f(c)`; once, right after create_state.
+  template <class F>
+  ActorBuilder& on_create(F f) {
+    data_->hooks.on_create = [f](detail::ActorApi* api, Value input) -> Task<void> {
+      return run_with_input(f, api, std::move(input));
+    };
+    return *this;
+  }
+  /// `f(c) -> Vars` (or Task<Vars>); on every start.
+  template <class F>
+  ActorBuilder& create_vars(F f) {
+    data_->hooks.create_vars = [f](detail::ActorApi* api) -> Task<void> {
+      return run_create_vars(f, api);
+    };
+    return *this;
+  }
+  /// `f(c)`; on every start, after create_vars.
+  template <class F>
+  ActorBuilder& on_wake(F f) {
+    data_->hooks.on_wake = actor_hook(f);
+    return *this;
+  }
+  template <class F>
+  ActorBuilder& on_sleep(F f) {
+    data_->hooks.on_sleep = actor_hook(f);
+    return *this;
+  }
+  template <class F>
+  ActorBuilder& on_destroy(F f) {
+    data_->hooks.on_destroy = actor_hook(f);
+    return *this;
+  }
+  /// `f(c)`, synchronous; after a change to the state has been saved.
+  template <class F>
+  ActorBuilder& on_state_change(F f) {
+    data_->hooks.on_state_change = [f](detail::ActorApi* api) {
+      Ctx c(api, nullptr);
+      f(c);
+    };
+    return *this;
+  }
+  /// `f(c, const ConnParams&[, const Request&])`; throw to reject the connection.
+  template <class F>
+  ActorBuilder& on_before_connect(F f) {
+    data_->hooks.on_before_connect = [f](detail::ActorApi* api, Value params,
+                                         const Request* req) -> Task<void> {
+      return run_before_connect(f, api, std::move(params), req);
+    };
+    return *this;
+  }
+  /// `f(c, const ConnParams&[, const Request&]) -> ConnState` (or Task<ConnState>).
+  template <class F>
+  ActorBuilder& create_conn_state(F f) {
+    data_->hooks.create_conn_data = [f](detail::ActorApi* api, Value params,
+                                        const Request* req) -> Task<std::unique_ptr<detail::UserConnData>> {
+      return run_create_conn_state(f, api, std::move(params), req);
+    };
+    return *this;
+  }
+  /// `f(c, Conn<Types>)`.
+  template <class F>
+  ActorBuilder& on_connect(F f) {
+    data_->hooks.on_connect = conn_hook(f);
+    return *this;
+  }
+  template <class F>
+  ActorBuilder& on_disconnect(F f) {
+    data_->hooks.on_disconnect = conn_hook(f);
+    return *this;
+  }
+  /// `f(c, const Request&) -> Response` (or Task<Response>): raw HTTP under `/request/...`.
+  template <class F>
+  ActorBuilder& on_request(F f) {
+    data_->hooks.on_request = [f](detail::ActorApi* api, detail::ConnApi* conn,
+                                  Request req) -> Task<Response> {
+      return detail::call_async(f, Ctx(api, conn), std::move(req));
+    };
+    return *this;
+  }
+  /// `f(c, WebSocket)`: raw WebSocket under `/websocket/...`. Register message handlers on the
+  /// socket; the socket stays open after f returns.
+  template <class F>
+  ActorBuilder& on_websocket(F f) {
+    data_->hooks.on_websocket = [f](detail::ActorApi* api, detail::ConnApi* conn,
+                                    WebSocket ws) -> Task<void> {
+      return detail::call_async(f, Ctx(api, conn), std::move(ws));
+    };
+    return *this;
+  }
+  /// Registers action `name`: `f(c, args...) -> R` or `Task<R>`. Arguments are converted from the
+  /// client's values; a mismatch answers the client with `actor.invalid_request`.
+  template <class F>
+  ActorBuilder& action(std::string name, F f) {
+    data_->hooks.actions[name] = [f, name](detail::ActorApi* api, detail::ConnApi* conn,
+                                           Array args) -> Task<Value> {
+      return detail::invoke_action<Ctx>(f, Ctx(api, conn), name, std::move(args));
+    };
+    return *this;
+  }
+  ActorBuilder& options(ActorOptions opts) {
+    data_->options = std::move(opts);
+    return *this;
+  }
+  ActorOptions& options() { return data_->options; }
+
+  ActorDefinition build() const { return ActorDefinition(data_); }
+  operator ActorDefinition() const { return build(); }  // NOLINT(google-explicit-constructor)
+
+ private:
+  static Task<std::unique_ptr<detail::UserConnData>> make_conn_data(Value params) {
+    auto data = std::make_unique<detail::ConnData<Types>>();
+    data->params = decode_params(params);
+    co_return data;
+  }
+  static ConnParams decode_params(const Value& params) {
+    try {
+      return from_value<ConnParams>(params);
+    } catch (const ConversionError& e) {
+      throw ActorError(
+          Error{"actor", "invalid_params", std::string("Invalid connection params: ") + e.what(), {}, true});
+    }
+  }
+  template <class F>
+  static Task<void> run_create_state(F f, detail::ActorApi* api, Value input) {
+    Ctx c(api, nullptr);
+    auto* data = static_cast<detail::ActorData<Types>*>(api->user_data());
+    if constexpr (std::is_invocable_v<F&, Ctx&, const Input&>) {
+      Input typed = from_value<Input>(input);
+      data->state = co_await detail::call_async(f, c, std::move(typed));
+    } else {
+      data->state = co_await detail::call_async(f, c);
+    }
+    api->mark_state_dirty();
+  }
+  template <class F>
+  static Task<void> run_with_input(F f, detail::ActorApi* api, Value input) {
+    Ctx c(api, nullptr);
+    if constexpr (std::is_invocable_v<F&, Ctx&, const Input&>) {
+      Input typed = from_value<Input>(input);
+      co_await detail::call_async(f, c, std::move(typed));
+    } else {
+      co_await detail::call_async(f, c);
+    }
+  }
+  template <class F>
+  static Task<void> run_create_vars(F f, detail::ActorApi* api) {
+    Ctx c(api, nullptr);
+    auto* data = static_cast<detail::ActorData<Types>*>(api->user_data());
+    data->vars = co_await detail::call_async(f, c);
+  }
+  template <class F>
+  static Task<void> run_before_connect(F f, detail::ActorApi* api, Value params, const Request* req) {
+    Ctx c(api, nullptr);
+    ConnParams typed = decode_params(params);
+    if constexpr (std::is_invocable_v<F&, Ctx&, const ConnParams&, const Request&>) {
+      Request copy = *req;
+      co_await detail::call_async(f, c, std::move(typed), std::move(copy));
+    } else {
+      co_await detail::call_async(f, c, std::move(typed));
+    }
+  }
+  template <class F>
+  static Task<std::unique_ptr<detail::UserConnData>> run_create_conn_state(F f, detail::ActorApi* api,
+                                                                           Value params,
+                                                                           const Request* req) {
+    Ctx c(api, nullptr);
+    auto data = std::make_unique<detail::ConnData<Types>>();
+    data->params = decode_params(params);
+    if constexpr (std::is_invocable_v<F&, Ctx&, const ConnParams&, const Request&>) {
+      Request copy = *req;
+      data->state = co_await detail::call_async(f, c, data->params, std::move(copy));
+    } else {
+      data->state = co_await detail::call_async(f, c, data->params);
+    }
+    co_return data;
+  }
+  template <class F>
+  static std::function<Task<void>(detail::ActorApi*)> actor_hook(F f) {
+    return [f](detail::ActorApi* api) -> Task<void> { return detail::call_async(f, Ctx(api, nullptr)); };
+  }
+  template <class F>
+  static std::function<Task<void>(detail::ActorApi*, detail::ConnApi*)> conn_hook(F f) {
+    return [f](detail::ActorApi* api, detail::ConnApi* conn) -> Task<void> {
+      return detail::call_async(f, Ctx(api, conn), Conn<Types>(conn));
+    };
+  }
+
+  std::shared_ptr<detail::ActorDefinitionData> data_;
+};
+
+/// Starts an actor definition. `T` is the state type, or an ActorTypes<...> bundle.
+template <class T = Empty>
+ActorBuilder<typename detail::NormalizeTypes<T>::type> actor(std::string name) {
+  return ActorBuilder<typename detail::NormalizeTypes<T>::type>(std::move(name));
+}
+
+}  // namespace rivetkit

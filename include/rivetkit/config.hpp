@@ -1,0 +1,42 @@
+#pragma once
+/// Registry configuration: where local mode listens and stores data, message limits, threads.
+/// Every field can come from the environment and from command-line flags (docs/configuration.md).
+
+#include <rivetkit/result.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace rivetkit {
+
+struct RegistryConfig {
+  /// RIVETKIT_HOST / --host
+  std::string host = "127.0.0.1";
+  /// RIVETKIT_PORT / --port (0 picks an ephemeral port)
+  std::uint16_t port = 6420;
+  /// RIVETKIT_DATA_DIR / --data-dir
+  std::string data_dir = ".rivetkit";
+  /// RIVETKIT_WORKER_THREADS / --threads (0: one per core)
+  unsigned worker_threads = 0;
+  /// RIVETKIT_MAX_INCOMING_MESSAGE_SIZE: largest action/queue body or connection frame (bytes).
+  std::size_t max_incoming_message_size = 65'536;
+  /// RIVETKIT_MAX_OUTGOING_MESSAGE_SIZE: largest action response or event (bytes).
+  std::size_t max_outgoing_message_size = 1'048'576;
+  /// RIVETKIT_SYNC=full|normal: fsync every commit (survives power loss) or not (survives process
+  /// crashes only).
+  bool fsync = true;
+
+  /// RIVET_ENDPOINT / --endpoint: when set, engine mode against this engine (not yet available).
+  std::optional<std::string> endpoint;
+  /// RIVET_NAMESPACE, RIVET_TOKEN, RIVET_POOL
+  std::string namespace_name = "default";
+  std::optional<std::string> token;
+  std::string pool = "default";
+
+  /// Reads the environment over the defaults.
+  static Result<RegistryConfig> from_env();
+};
+
+}  // namespace rivetkit

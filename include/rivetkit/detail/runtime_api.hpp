@@ -1,0 +1,113 @@
+#pragma once
+/// The boundary between the typed, header-only user API (actor.hpp) and the runtime (src/core).
+/// User code never names these types; the templates in actor.hpp adapt typed handlers to them,
+/// and src/core implements ActorApi and ConnApi. Everything here runs on the actor's strand.
+
+#include <rivetkit/http.hpp>
+#include <rivetkit/options.hpp>
+#include <rivetkit/task.hpp>
+#include <rivetkit/value.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rivetkit {
+class WebSocket;
+}
+
+namespace rivetkit::detail {
+
+/// Typed per-instance data (state, vars) created by the typed definition.
+class UserActorData {
+ public:
+  virtual ~UserActorData() = default;
+  virtual Value state_to_value() const = 0;
+  /// Throws ConversionError when the persisted value does not fit the state type.
+  virtual void state_from_value(const Value& v) = 0;
+};
+
+/// Typed per-connection data (params, state).
+class UserConnData {
+ public:
+  virtual ~UserConnData() = default;
+  virtual Value state_to_value() const = 0;
+  virtual void state_from_value(const Value& v) = 0;
+};
+
+class ConnApi {
+ public:
+  virtual ~ConnApi() = default;
+  virtual const std::string& id() const = 0;
+  /// Params as sent by the client (JSON), or null.
+  virtual const Value& params() const = 0;
+  virtual UserConnData* user_data() = 0;
+  virtual void mark_state_dirty() = 0;
+  /// Sends an event to this connection only (subscribed or not).
+  virtual void send(std::string event, Array args) = 0;
+  virtual void disconnect(std::string reason) = 0;
+  virtual bool is_hibernatable() const = 0;
+  /// The request that opened the connection.
+  virtual const Request& request() const = 0;
+};
+
+class ActorApi {
+ public:
+  virtual ~ActorApi() = default;
+  virtual const std::string& actor_id() const = 0;
+  virtual const std::string& name() const = 0;
+  virtual const std::vector<std::string>& key() const = 0;
+  virtual std::uint32_t generation() const = 0;
+  virtual UserActorData* user_data() = 0;
+  /// Marks the state as possibly changed; the runtime saves it (and holds replies) if it did.
+  virtual void mark_state_dirty() = 0;
+  /// Sends an event to every connection subscribed to `event`.
+  virtual void broadcast(std::string event, Array args) = 0;
+  virtual std::vector<ConnApi*> conns() = 0;
+  /// The actor's strand: anything posted here runs alone with the actor's other code.
+  virtual boost::asio::any_io_executor executor() = 0;
+  /// Saves the state now and resumes once it is durable.
+  virtual Task<void> save_state() = 0;
+  /// Resumes after `duration` on the actor's clock.
+  virtual Task<void> wait_for(std::chrono::milliseconds duration) = 0;
+  /// Asks the runtime to put the actor to sleep once current work is done.
+  virtual void sleep() = 0;
+  /// Asks the runtime to destroy the actor (its data is wiped).
+  virtual void destroy() = 0;
+};
+
+using ActionFn = std::function<Task<Value>(ActorApi*, ConnApi*, Array)>;
+
+/// Type-erased actor definition. Every hook is optional.
+struct ActorHooks {
+  std::function<std::unique_ptr<UserActorData>()> make_data;
+  std::function<Task<void>(ActorApi*, Value input)> create_state;
+  std::function<Task<void>(ActorApi*, Value input)> on_create;
+  std::function<Task<void>(ActorApi*)> create_vars;
+  std::function<Task<void>(ActorApi*)> on_wake;
+  std::function<Task<void>(ActorApi*)> on_sleep;
+  std::function<Task<void>(ActorApi*)> on_destroy;
+  std::function<void(ActorApi*)> on_state_change;
+  std::function<Task<void>(ActorApi*, Value params, const Request*)> on_before_connect;
+  std::function<Task<std::unique_ptr<UserConnData>>(ActorApi*, Value params, const Request*)>
+      create_conn_data;
+  std::function<Task<void>(ActorApi*, ConnApi*)> on_connect;
+  std::function<Task<void>(ActorApi*, ConnApi*)> on_disconnect;
+  std::function<Task<Response>(ActorApi*, ConnApi*, Request)> on_request;
+  std::function<Task<void>(ActorApi*, ConnApi*, WebSocket)> on_websocket;
+  std::map<std::string, ActionFn, std::less<>> actions;
+};
+
+struct ActorDefinitionData {
+  std::string name;
+  ActorHooks hooks;
+  ActorOptions options;
+};
+
+}  // namespace rivetkit::detail

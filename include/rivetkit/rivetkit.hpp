@@ -1,0 +1,15 @@
+#pragma once
+/// rivetkit-cpp: stateful actors in C++20, served to the official RivetKit clients.
+/// This umbrella header is all an application needs.
+
+#include <rivetkit/actor.hpp>
+#include <rivetkit/config.hpp>
+#include <rivetkit/convert.hpp>
+#include <rivetkit/error.hpp>
+#include <rivetkit/http.hpp>
+#include <rivetkit/options.hpp>
+#include <rivetkit/registry.hpp>
+#include <rivetkit/result.hpp>
+#include <rivetkit/task.hpp>
+#include <rivetkit/value.hpp>
+#include <rivetkit/websocket.hpp>

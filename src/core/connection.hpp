@@ -1,0 +1,79 @@
+#pragma once
+// Connection: one client attached to an actor instance (core-semantics.md §4). Kinds:
+// - kActorConnect: a `/connect` WebSocket speaking the client protocol (events, actions);
+// - kHttp: the short-lived connection every HTTP action / queue send runs on;
+// - kRawRequest / kRawWebSocket: the connection of a raw `/request` or `/websocket` call.
+//
+// Owned by its ActorInstance and touched only on the actor's strand. Outgoing frames go through
+// an outbox that releases each frame once the state write it follows is durable (the output
+// gate), preserving order.
+
+#include <rivetkit/detail/runtime_api.hpp>
+#include <rivetkit/http.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "net/websocket.hpp"
+#include "protocol/client/messages.hpp"
+
+namespace rivetkit::core {
+
+class ActorInstance;
+
+enum class ConnKind { kActorConnect, kHttp, kRawRequest, kRawWebSocket };
+
+class Connection final : public detail::ConnApi {
+ public:
+  Connection(ActorInstance& owner, std::string id, ConnKind kind, Value params, Request request,
+             protocol::client::Encoding encoding, std::shared_ptr<net::WebSocket> transport);
+
+  // detail::ConnApi
+  const std::string& id() const override { return id_; }
+  const Value& params() const override { return params_; }
+  detail::UserConnData* user_data() override { return data_.get(); }
+  void mark_state_dirty() override {}
+  void send(std::string event, Array args) override;
+  void disconnect(std::string reason) override;
+  bool is_hibernatable() const override { return false; }
+  const Request& request() const override { return request_; }
+
+  ConnKind kind() const { return kind_; }
+  protocol::client::Encoding encoding() const { return encoding_; }
+  void set_user_data(std::unique_ptr<detail::UserConnData> data) { data_ = std::move(data); }
+
+  bool subscribed(const std::string& event) const { return subscriptions_.count(event) != 0; }
+  void subscribe(std::string event) { subscriptions_.insert(std::move(event)); }
+  void unsubscribe(const std::string& event) { subscriptions_.erase(event); }
+
+  /// Queues a frame to leave once save `needs_seq` is durable.
+  void enqueue(net::WsMessage frame, std::uint64_t needs_seq);
+  /// Sends every queued frame whose write is durable (called when durability advances).
+  void release(std::uint64_t durable_seq);
+  /// Drops queued frames that depend on a failed save (at or below `failed_seq`) and closes the
+  /// connection: the client must not see output whose state was not persisted.
+  void fail_pending(std::uint64_t failed_seq);
+  /// Closes the transport (if any); further frames are dropped.
+  void close(std::uint16_t code, std::string reason);
+  bool closed() const { return closed_; }
+
+ private:
+  ActorInstance& owner_;
+  std::string id_;
+  ConnKind kind_;
+  Value params_;
+  Request request_;
+  protocol::client::Encoding encoding_;
+  std::shared_ptr<net::WebSocket> transport_;
+  std::unique_ptr<detail::UserConnData> data_;
+  std::set<std::string, std::less<>> subscriptions_;
+  std::deque<std::pair<std::uint64_t, net::WsMessage>> outbox_;
+  std::optional<std::pair<std::uint16_t, std::string>> pending_close_;
+  bool closed_ = false;
+};
+
+}  // namespace rivetkit::core

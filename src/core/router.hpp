@@ -1,0 +1,52 @@
+#pragma once
+// The actor router (client-protocol.md §6): the paths a client reaches inside one actor, the same
+// in local and engine mode. The driver resolves the actor and the router path
+// (`/action/increment`, `/connect`, `/request/x?y=1`, ...), and the router does the rest:
+//
+//   POST /action/{name}    HTTP action, run on a short-lived connection
+//   ANY  /request[/...]    raw HTTP to on_request
+//   WS   /connect          the connection protocol (Init, actions, subscriptions, events)
+//   WS   /websocket[/...]  raw WebSocket to on_websocket (any path but /connect)
+//   GET  /metadata, /health, /   framework routes
+//
+// Runs on the caller's executor and hops to the actor's strand for actor work. Every response
+// carries x-rivet-actor, x-rivet-actor-generation and x-rivet-actor-key.
+
+#include <rivetkit/task.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/actor_instance.hpp"
+#include "net/http_types.hpp"
+#include "net/websocket.hpp"
+#include "protocol/client/messages.hpp"
+
+namespace rivetkit::core {
+
+/// What the client asked for in its WebSocket subprotocols (client-protocol.md §6.8).
+struct WsProtocols {
+  std::optional<std::string> encoding;  // value after "rivet_encoding."
+  std::optional<std::string> conn_params;  // percent-decoded JSON after "rivet_conn_params."
+  bool offered_any = false;
+  bool offered_rivet = false;
+};
+WsProtocols parse_ws_protocols(const net::HttpRequest& req);
+
+class ActorRouter {
+ public:
+  /// `path` is the router path with its query string.
+  static Task<net::HttpResponse> handle_http(std::shared_ptr<ActorInstance> instance,
+                                             net::HttpRequest request, std::string path);
+  static Task<void> handle_websocket(std::shared_ptr<ActorInstance> instance,
+                                     net::HttpRequest request, std::string path,
+                                     std::shared_ptr<net::WebSocket> socket);
+
+  /// An error response in the request's encoding (router errors use the x-rivet-encoding of the
+  /// request; status from public_status_code).
+  static net::HttpResponse error_response(const Error& error, protocol::client::Encoding encoding,
+                                          const ActorInstance* instance);
+};
+
+}  // namespace rivetkit::core

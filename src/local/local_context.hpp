@@ -1,0 +1,53 @@
+#pragma once
+// Shared state of the local-mode driver and the helpers its routes use.
+
+#include <rivetkit/config.hpp>
+#include <rivetkit/error.hpp>
+#include <rivetkit/result.hpp>
+#include <rivetkit/task.hpp>
+#include <rivetkit/value.hpp>
+
+#include <memory>
+#include <string>
+
+#include "core/actor_instance.hpp"
+#include "core/runtime.hpp"
+#include "local/gateway_path.hpp"
+#include "net/http_types.hpp"
+#include "storage/local_store.hpp"
+#include "util/clock.hpp"
+
+namespace rivetkit::local {
+
+struct LocalContext {
+  RegistryConfig config;
+  core::Runtime& runtime;
+  std::shared_ptr<storage::LocalStore> store;
+  util::SystemClock clock;
+};
+
+/// Engine-style JSON error (always JSON, whatever x-rivet-encoding says), with x-rivet-error.
+net::HttpResponse engine_error(const Error& error);
+/// Status of an error answered by the engine-facing surface (REST, gateway routing).
+unsigned engine_status(const Error& error);
+
+/// The REST actor object (client-protocol.md §4.2).
+Value actor_json(const storage::ActorRecord& record);
+
+/// REST API: /actors..., /actors/names, /datacenters. Returns nullopt-like 404 api.not_found for
+/// unknown paths.
+Task<net::HttpResponse> handle_rest(std::shared_ptr<LocalContext> ctx, net::HttpRequest request);
+
+/// Finds or creates the actor a gateway request names and returns its running instance.
+Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_ptr<LocalContext> ctx,
+                                                                   GatewayRequest target);
+/// Returns the running instance of an existing actor id (waking it), or actor.not_found.
+Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor(std::shared_ptr<LocalContext> ctx,
+                                                                 storage::ActorRecord record);
+Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor_id(
+    std::shared_ptr<LocalContext> ctx, std::string actor_id);
+
+/// Error for a name no registered definition has.
+Error unknown_actor_name(const std::string& name);
+
+}  // namespace rivetkit::local

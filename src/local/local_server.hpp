@@ -1,0 +1,35 @@
+#pragma once
+// Local mode: this process is the endpoint the official clients expect (client-protocol.md §3-§5):
+// metadata, the actor REST API, the gateway (direct id, query path, header/subprotocol routing)
+// and CORS, in front of the shared actor router. Actors and their data live in the LocalStore.
+
+#include <rivetkit/config.hpp>
+#include <rivetkit/result.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <cstdint>
+#include <memory>
+
+#include "core/runtime.hpp"
+#include "storage/local_store.hpp"
+
+namespace rivetkit::local {
+
+class LocalServer {
+ public:
+  LocalServer(boost::asio::io_context& io, RegistryConfig config, core::Runtime& runtime,
+              std::shared_ptr<storage::LocalStore> store);
+  ~LocalServer();
+
+  /// Binds the listener; returns the bound port.
+  Result<std::uint16_t> start();
+  /// Stops accepting and closes open connections.
+  void stop();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace rivetkit::local
