@@ -1,0 +1,203 @@
+// Persistence across server restarts on the same data dir, graceful (SIGTERM)
+// and abrupt (SIGKILL). core-semantics.md §1.2 (create vs wake hook order),
+// §2.4 (when state is saved). Each test starts its own server(s).
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ENCODING, withServers, uniqueKey, disposeClient, ActorError } from "../lib/server.mjs";
+import { restApi } from "../lib/wire.mjs";
+
+const T = { timeout: 120_000 };
+
+function isActorError(err, group, code) {
+	assert.ok(err instanceof ActorError, `expected an ActorError, got ${err?.constructor?.name}: ${err?.stack ?? err}`);
+	assert.equal(`${err.group}.${err.code}`, `${group}.${code}`, `error: ${err.message}`);
+	return true;
+}
+
+describe(`persistence [${ENCODING}]`, { timeout: 600_000 }, () => {
+	it("SIGTERM + restart: same key -> same actor id, state intact", T, withServers(async (ctx) => {
+		const server = await ctx.start();
+		let client = ctx.client(server);
+		const keys = [uniqueKey("p-a"), uniqueKey("p-b"), uniqueKey("p-c")];
+		const ids = [];
+		for (const [i, k] of keys.entries()) {
+			const h = client.counter.getOrCreate([k]);
+			assert.equal(await h.increment(i + 1), i + 1);
+			assert.equal(await h.increment(10), i + 11);
+			ids.push(await h.resolve());
+		}
+		await disposeClient(client);
+
+		const stopped = await server.restart();
+		assert.equal(stopped.forced, false, "the server exited on SIGTERM without needing SIGKILL");
+
+		client = ctx.client(server);
+		for (const [i, k] of keys.entries()) {
+			const h = client.counter.getOrCreate([k]);
+			assert.equal(await h.resolve(), ids[i], `same actor id for key ${k}`);
+			assert.equal(await h.getCount(), i + 11, `count for key ${k}`);
+			assert.equal(await client.counter.getForId(ids[i]).getCount(), i + 11);
+		}
+		// And it keeps working.
+		assert.equal(await client.counter.getOrCreate([keys[0]]).increment(1), 12);
+	}));
+
+	it("lifecycle: onCreate runs once, onWake on every start (created=1, woken=2, then 3)", T, withServers(async (ctx) => {
+		const server = await ctx.start();
+		let client = ctx.client(server);
+		const key = [uniqueKey("life")];
+		assert.deepStrictEqual(await client.lifecycle.getOrCreate(key).getLifecycle(), { created: 1, woken: 1 });
+		assert.deepStrictEqual(await client.lifecycle.getOrCreate(key).getLifecycle(), { created: 1, woken: 1 });
+		await disposeClient(client);
+
+		await server.restart();
+		client = ctx.client(server);
+		assert.deepStrictEqual(await client.lifecycle.getOrCreate(key).getLifecycle(), { created: 1, woken: 2 });
+		await disposeClient(client);
+
+		await server.restart();
+		client = ctx.client(server);
+		assert.deepStrictEqual(await client.lifecycle.getOrCreate(key).getLifecycle(), { created: 1, woken: 3 });
+	}));
+
+	it("input survives a restart (withInput)", T, withServers(async (ctx) => {
+		const server = await ctx.start();
+		let client = ctx.client(server);
+		const input = { name: "persisted", list: [1, 2, 3], nested: { ok: true } };
+		const h = await client.withInput.create([uniqueKey("in")], { input });
+		const id = await h.resolve();
+		assert.deepStrictEqual(await h.getInput(), input);
+		await disposeClient(client);
+
+		await server.restart();
+		client = ctx.client(server);
+		assert.deepStrictEqual(await client.withInput.getForId(id).getInput(), input);
+	}));
+
+	it("SIGKILL right after the last acknowledged of N sequential increments: count == N", T, withServers(async (ctx) => {
+		const N = 50;
+		const server = await ctx.start();
+		let client = ctx.client(server);
+		const key = [uniqueKey("kill-seq")];
+		const h = client.counter.getOrCreate(key);
+		const id = await h.resolve();
+		for (let i = 1; i <= N; i++) assert.equal(await h.increment(1), i);
+		server.kill(); // synchronously sends SIGKILL right after the last reply
+		await disposeClient(client, 3_000);
+
+		await server.restart({ hard: true });
+		client = ctx.client(server);
+		const again = client.counter.getOrCreate(key);
+		assert.equal(await again.resolve(), id);
+		assert.equal(await again.getCount(), N);
+	}));
+
+	it("SIGKILL right after N increments over a connection: count == N", T, withServers(async (ctx) => {
+		const N = 30;
+		const server = await ctx.start();
+		let client = ctx.client(server);
+		const key = [uniqueKey("kill-conn")];
+		const conn = client.counter.getOrCreate(key).connect();
+		for (let i = 1; i <= N; i++) assert.equal(await conn.increment(1), i);
+		server.kill();
+		await disposeClient(client, 3_000);
+
+		await server.restart({ hard: true });
+		client = ctx.client(server);
+		assert.equal(await client.counter.getOrCreate(key).getCount(), N);
+	}));
+
+	it("concurrent increments from several handles, SIGKILL after all acks: count == acks", T, withServers(async (ctx) => {
+		const server = await ctx.start();
+		const H = 4;
+		const M = 15;
+		const clients = Array.from({ length: H }, () => ctx.client(server));
+		const key = [uniqueKey("kill-conc")];
+		let acked = 0;
+		await Promise.all(
+			clients.map(async (c) => {
+				const h = c.counter.getOrCreate(key);
+				for (let i = 0; i < M; i++) {
+					await h.increment(1);
+					acked++;
+				}
+			}),
+		);
+		server.kill();
+		assert.equal(acked, H * M);
+		for (const c of clients) await disposeClient(c, 3_000);
+
+		await server.restart({ hard: true });
+		const client = ctx.client(server);
+		assert.equal(await client.counter.getOrCreate(key).getCount(), acked);
+	}));
+
+	it("SIGKILL in the middle of concurrent increments: acked <= count <= acked + failed", T, withServers(async (ctx) => {
+		const server = await ctx.start();
+		const H = 4;
+		const clients = Array.from({ length: H }, () => ctx.client(server));
+		const key = [uniqueKey("kill-mid")];
+		// Create the actor first so every later failure is a lost increment.
+		await clients[0].counter.getOrCreate(key).getCount();
+		let acked = 0;
+		let failed = 0;
+		const KILL_AT = 40;
+		await Promise.all(
+			clients.map(async (c) => {
+				const h = c.counter.getOrCreate(key);
+				for (let i = 0; i < 100; i++) {
+					try {
+						await h.increment(1);
+						acked++;
+						if (acked === KILL_AT) server.kill();
+					} catch {
+						failed++;
+						return; // the server is gone; stop this writer
+					}
+				}
+			}),
+		);
+		assert.ok(acked >= KILL_AT, `acked=${acked}`);
+		for (const c of clients) await disposeClient(c, 3_000);
+
+		await server.restart({ hard: true });
+		const client = ctx.client(server);
+		const count = await client.counter.getOrCreate(key).getCount();
+		assert.ok(count >= acked, `every acknowledged increment survived: count=${count} acked=${acked}`);
+		assert.ok(count <= acked + failed, `no increment appeared from nowhere: count=${count} acked=${acked} failed=${failed}`);
+	}));
+
+	it("a destroyed actor stays destroyed after a restart", T, withServers(async (ctx) => {
+		const server = await ctx.start();
+		let client = ctx.client(server);
+		const key = [uniqueKey("destroyed")];
+		const h = client.counter.getOrCreate(key);
+		await h.increment(5);
+		const id = await h.resolve();
+		const del = await restApi(server.endpoint).destroy(id);
+		assert.equal(del.status, 200, del.text);
+		await disposeClient(client);
+
+		await server.restart();
+		client = ctx.client(server);
+		await assert.rejects(client.counter.getForId(id).getCount(), (err) => isActorError(err, "actor", "not_found"));
+		assert.equal(await client.counter.getOrCreate(key).getCount(), 0);
+	}));
+
+	it("SIGKILL with an idle actor and an open connection, then restart: state intact", T, withServers(async (ctx) => {
+		const server = await ctx.start();
+		let client = ctx.client(server);
+		const key = [uniqueKey("kill-idle")];
+		const conn = client.counter.getOrCreate(key).connect();
+		assert.equal(await conn.increment(3), 3);
+		assert.equal(await client.lifecycle.getOrCreate(key).getLifecycle().then((l) => l.created), 1);
+		server.kill();
+		await disposeClient(client, 3_000);
+		await server.restart({ hard: true });
+		client = ctx.client(server);
+		assert.equal(await client.counter.getOrCreate(key).getCount(), 3);
+		const life = await client.lifecycle.getOrCreate(key).getLifecycle();
+		assert.equal(life.created, 1, "onCreate did not run again after a crash");
+		assert.equal(life.woken, 2);
+	}));
+});
