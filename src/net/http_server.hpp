@@ -7,6 +7,8 @@
 // on_websocket after the 101 is sent; the handler owns the socket until it returns (the socket is
 // closed when the last reference is dropped).
 
+#include "net/http_types.hpp"
+#include "net/websocket.hpp"
 #include <rivetkit/result.hpp>
 #include <rivetkit/task.hpp>
 
@@ -18,9 +20,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "net/http_types.hpp"
-#include "net/websocket.hpp"
 
 namespace rivetkit::net {
 

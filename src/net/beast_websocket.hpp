@@ -1,0 +1,281 @@
+#pragma once
+// BeastWebSocket<Stream>: the WebSocket contract (net/websocket.hpp) over a Beast websocket
+// stream. INTERNAL to src/net and Beast-heavy: include it only from the .cpp files that
+// instantiate it (websocket.cpp for the plain server socket; later the engine client's TU for
+// the TLS client socket). Everything here is role-agnostic, so a client-side stream reuses the
+// same send queue and receive path once its handshake is done.
+//
+// Design:
+// - Every operation on the Beast stream runs on the stream's executor, which must be a strand
+//   (the connection's strand). Beast allows one read and one write (or close) in flight at once.
+// - send()/close() may be called from any thread: they post to the strand. A single writer
+//   coroutine drains the queue in order, then sends the close frame if one was requested.
+// - receive() runs one read on the strand (co_spawn onto it) and resumes the caller on the
+//   caller's own executor. It has a single consumer.
+// - close_info is written once (first reason wins) and read under a mutex.
+//
+// Close codes reported by close_info():
+// - our own close(code, reason): that code and reason (as sent);
+// - the peer's close frame: its code and reason, 1005 if it carried no code;
+// - a message larger than read_message_max: 1009 (Beast sends the close frame itself);
+// - invalid UTF-8 in a text frame: 1007; other protocol violations: 1002 (Beast closes);
+// - the TCP connection ended without a close frame (EOF, reset, timeout): 1006.
+
+#include "net/websocket.hpp"
+#include "util/log.hpp"
+#include <rivetkit/task.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/websocket/error.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+#include <boost/beast/websocket/stream.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace rivetkit::net::detail {
+
+/// Longest close reason that fits a close frame (125-byte control payload minus the code).
+inline constexpr std::size_t kMaxCloseReasonBytes = 123;
+
+/// Cuts `reason` to at most `max` bytes without splitting a UTF-8 sequence (a peer fails the
+/// connection on an invalid UTF-8 close reason).
+std::string truncate_utf8(std::string reason, std::size_t max);
+
+/// The code actually put on the wire for close(code): codes that must not be sent (1004-1006,
+/// 1015, 1016-2999 reserved, <1000, >4999) become 1011; 1005 means "send no code".
+std::uint16_t sendable_close_code(std::uint16_t code);
+
+/// Maps the error that ended a read to the close code reported by close_info().
+std::uint16_t close_code_for_read_error(const boost::system::error_code& ec);
+
+/// Beast timeouts for an established socket: handshake/close-handshake bounded, no idle timeout
+/// and no keep-alive pings (RivetKit sends none; client-protocol.md §6.8).
+inline boost::beast::websocket::stream_base::timeout ws_timeouts(
+    std::chrono::steady_clock::duration handshake_timeout) {
+  boost::beast::websocket::stream_base::timeout t{};
+  t.handshake_timeout = handshake_timeout;
+  t.idle_timeout = boost::beast::websocket::stream_base::none();
+  t.keep_alive_pings = false;
+  return t;
+}
+
+template <class Stream>
+class BeastWebSocket final : public WebSocket,
+                             public std::enable_shared_from_this<BeastWebSocket<Stream>> {
+ public:
+  using executor_type = typename Stream::executor_type;
+
+  explicit BeastWebSocket(Stream ws) : ex_(ws.get_executor()), ws_(std::move(ws)), wake_(ex_) {}
+
+  /// The underlying stream, for configuration and the handshake. Strand only, before start().
+  Stream& stream() { return ws_; }
+  const executor_type& get_executor() const { return ex_; }
+
+  /// Starts the writer coroutine. Call once, on the strand, after the handshake succeeded.
+  void start() {
+    auto self = this->shared_from_this();
+    boost::asio::co_spawn(ex_, write_loop(self), [](std::exception_ptr e) {
+      if (e) {
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& err) {
+          log::error("websocket writer failed: {}", err.what());
+        } catch (...) {
+          log::error("websocket writer failed: unknown exception");
+        }
+      }
+    });
+  }
+
+  void send(WsMessage msg) override {
+    if (close_called_.load(std::memory_order_acquire)) {
+      return;  // sends after close() are dropped
+    }
+    const std::size_t size = msg.data.size();
+    buffered_.fetch_add(size, std::memory_order_relaxed);
+    boost::asio::post(ex_, [self = this->shared_from_this(), m = std::move(msg)]() mutable {
+      self->enqueue(std::move(m));
+    });
+  }
+
+  void close(std::uint16_t code, std::string reason) override {
+    if (close_called_.exchange(true, std::memory_order_acq_rel)) {
+      return;  // first close wins
+    }
+    boost::asio::post(ex_, [self = this->shared_from_this(), code,
+                            r = truncate_utf8(std::move(reason), kMaxCloseReasonBytes)]() mutable {
+      self->request_close(code, std::move(r));
+    });
+  }
+
+  Task<std::optional<WsMessage>> receive() override {
+    auto self = this->shared_from_this();
+    auto op = read_one(std::move(self));
+    co_return co_await boost::asio::co_spawn(ex_, std::move(op), boost::asio::use_awaitable);
+  }
+
+  WsCloseInfo close_info() const override {
+    std::lock_guard lock(info_mu_);
+    return info_;
+  }
+
+  std::size_t buffered_bytes() const override { return buffered_.load(std::memory_order_relaxed); }
+
+  /// True once close() was called or the socket ended (any thread; advisory).
+  bool close_requested() const { return close_called_.load(std::memory_order_acquire); }
+
+ private:
+  // --- strand only below ---
+
+  void enqueue(WsMessage msg) {
+    if (finished_ || close_pending_) {
+      buffered_.fetch_sub(msg.data.size(), std::memory_order_relaxed);
+      return;
+    }
+    queue_.push_back(std::move(msg));
+    wake_.cancel();
+  }
+
+  void request_close(std::uint16_t code, std::string reason) {
+    if (finished_ || close_pending_) {
+      return;
+    }
+    const std::uint16_t wire = sendable_close_code(code);
+    set_close_info(wire, wire == 1005 ? std::string() : reason);
+    close_pending_ = boost::beast::websocket::close_reason(wire == 1005 ? std::uint16_t{0} : wire);
+    if (wire != 1005) {
+      close_pending_->reason.assign(reason.data(), reason.size());
+    }
+    wake_.cancel();
+  }
+
+  /// The socket can no longer be written (closed or failed): drop the queue, wake the writer.
+  void finish() {
+    finished_ = true;
+    close_called_.store(true, std::memory_order_release);
+    wake_.cancel();
+    // Beast leaves the socket open after a failure; a clean close already tore it down.
+    boost::beast::get_lowest_layer(ws_).close();
+  }
+
+  void set_close_info(std::uint16_t code, std::string reason) {
+    std::lock_guard lock(info_mu_);
+    if (info_set_) {
+      return;
+    }
+    info_set_ = true;
+    info_.code = code;
+    info_.reason = std::move(reason);
+  }
+
+  Task<void> write_loop(std::shared_ptr<BeastWebSocket> self) {
+    namespace asio = boost::asio;
+    constexpr auto tok = asio::as_tuple(asio::use_awaitable);
+    for (;;) {
+      if (finished_) {
+        break;
+      }
+      if (!queue_.empty()) {
+        WsMessage msg = std::move(queue_.front());
+        queue_.pop_front();
+        ws_.binary(msg.binary);
+        auto buf = asio::buffer(msg.data);
+        auto [ec, n] = co_await ws_.async_write(buf, tok);
+        buffered_.fetch_sub(msg.data.size(), std::memory_order_relaxed);
+        if (ec) {
+          set_close_info(1006, std::string());
+          log::debug("websocket write failed: {}", ec.message());
+          finish();
+          break;
+        }
+        continue;
+      }
+      if (close_pending_) {
+        boost::beast::websocket::close_reason cr = *close_pending_;
+        auto [ec] = co_await ws_.async_close(cr, tok);
+        if (ec && ec != asio::error::operation_aborted) {
+          log::debug("websocket close handshake ended: {}", ec.message());
+        }
+        finish();
+        break;
+      }
+      wake_.expires_at(asio::steady_timer::time_point::max());
+      auto [ec] = co_await wake_.async_wait(tok);
+      (void)ec;  // cancelled on purpose to wake us
+    }
+    for (const auto& m : queue_) {
+      buffered_.fetch_sub(m.data.size(), std::memory_order_relaxed);
+    }
+    queue_.clear();
+    (void)self;
+  }
+
+  Task<std::optional<WsMessage>> read_one(std::shared_ptr<BeastWebSocket> self) {
+    namespace asio = boost::asio;
+    (void)self;
+    if (read_done_) {
+      co_return std::nullopt;
+    }
+    boost::beast::flat_buffer buf;
+    auto [ec, n] = co_await ws_.async_read(buf, asio::as_tuple(asio::use_awaitable));
+    if (!ec) {
+      WsMessage msg;
+      msg.binary = !ws_.got_text();
+      msg.data = boost::beast::buffers_to_string(buf.data());
+      co_return msg;
+    }
+    read_done_ = true;
+    if (ec == boost::beast::websocket::error::closed) {
+      const auto& cr = ws_.reason();
+      const std::uint16_t code = cr.code == 0 ? std::uint16_t{1005} : cr.code;
+      set_close_info(code, std::string(cr.reason.data(), cr.reason.size()));
+    } else {
+      set_close_info(close_code_for_read_error(ec), std::string());
+      log::debug("websocket read ended: {}", ec.message());
+    }
+    // After a read error the stream is closed, closing or failed: no more writes either. A
+    // close we requested is left to the writer (it owns the close handshake).
+    if (!close_pending_) {
+      finish();
+    }
+    co_return std::nullopt;
+  }
+
+  const executor_type ex_;
+  Stream ws_;
+  boost::asio::steady_timer wake_;
+  std::deque<WsMessage> queue_;
+  std::optional<boost::beast::websocket::close_reason> close_pending_;
+  bool finished_ = false;
+  bool read_done_ = false;
+
+  std::atomic<bool> close_called_{false};
+  std::atomic<std::size_t> buffered_{0};
+
+  mutable std::mutex info_mu_;
+  bool info_set_ = false;
+  WsCloseInfo info_;  // meaningful once the socket ended
+};
+
+/// The plain (no TLS) Beast websocket stream used by the local-mode server.
+using PlainWsStream = boost::beast::websocket::stream<boost::beast::tcp_stream>;
+
+extern template class BeastWebSocket<PlainWsStream>;
+
+}  // namespace rivetkit::net::detail
