@@ -4,7 +4,7 @@
 // client-protocol.md §6.2, §6.3, §6.5, §6.7, §6.8; core-semantics.md §3.
 import { describe, it, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, useServer, uniqueKey, withTimeout, sleep, ActorError } from "../lib/server.mjs";
+import { ENCODING, suiteTimeout, useServer, uniqueKey, withTimeout, sleep, ActorError } from "../lib/server.mjs";
 import {
 	directUrl,
 	openConnect,
@@ -49,18 +49,17 @@ function garbageFrame(encoding) {
 	}
 }
 
-describe(`bad input [${ENCODING}]`, { timeout: 420_000 }, () => {
-	const env = useServer({ before, after });
-	let probe; // a fixed actor used to check that the server still serves
-	let probeCount = 0;
-
+describe(`bad input [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, () => {
+	// Registered before useServer() so it runs before a per-test server is torn down.
 	afterEach(async () => {
 		// After each bad case a normal action still works.
-		if (!env.server?.running) return;
-		probe ??= env.client.counter.getOrCreate(["probe"]);
-		probeCount += 1;
-		assert.equal(await withTimeout(probe.increment(1), 15_000, "probe action after a bad-input case"), probeCount);
+		if (!env.server?.running || !env.client) return;
+		const probe = env.client.counter.getOrCreate(["probe"]);
+		const prev = await withTimeout(probe.getCount(), 15_000, "probe getCount after a bad-input case");
+		assert.equal(await withTimeout(probe.increment(1), 15_000, "probe increment after a bad-input case"), prev + 1);
 	});
+
+	const env = useServer();
 
 	async function actorId(prefix = "bad") {
 		const h = env.client.counter.getOrCreate([uniqueKey(prefix)]);

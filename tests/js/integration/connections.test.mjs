@@ -3,7 +3,7 @@
 // core-semantics.md §4).
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, useServer, uniqueKey, withTimeout, waitFor, ActorError } from "../lib/server.mjs";
+import { ENCODING, suiteTimeout, useServer, uniqueKey, withTimeout, waitFor, ActorError } from "../lib/server.mjs";
 import { directUrl, openConnect, wsUrl, queryUrl } from "../lib/wire.mjs";
 
 const T = { timeout: 30_000 };
@@ -15,8 +15,8 @@ function isActorError(err, group, code) {
 	return true;
 }
 
-describe(`connections and events [${ENCODING}]`, { timeout: 300_000 }, () => {
-	const env = useServer({ before, after });
+describe(`connections and events [${ENCODING}]`, { timeout: suiteTimeout(300_000) }, () => {
+	const env = useServer();
 	const conns = [];
 	const connect = (handle, ...args) => {
 		const c = handle.connect(...args);

@@ -3,7 +3,7 @@
 // client-protocol.md §3, §4, §5, §6.1, §6.3.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, useServer, uniqueKey } from "../lib/server.mjs";
+import { ENCODING, suiteTimeout, useServer, uniqueKey } from "../lib/server.mjs";
 import { directUrl, queryUrl, postAction, fetchText, restApi, serializeKey, encodeActionRequest, contentTypeFor } from "../lib/wire.mjs";
 
 const T = { timeout: 30_000 };
@@ -23,8 +23,8 @@ function unknownIdLike(id) {
 	return head + id.slice(8);
 }
 
-describe(`gateway and REST details [${ENCODING}]`, { timeout: 300_000 }, () => {
-	const env = useServer({ before, after });
+describe(`gateway and REST details [${ENCODING}]`, { timeout: suiteTimeout(300_000) }, () => {
+	const env = useServer();
 
 	// ------------------------------------------------------------ metadata
 

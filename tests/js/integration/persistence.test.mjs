@@ -3,7 +3,7 @@
 // §2.4 (when state is saved). Each test starts its own server(s).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, withServers, uniqueKey, disposeClient, ActorError } from "../lib/server.mjs";
+import { ENCODING, suiteTimeout, withServers, uniqueKey, disposeClient, ActorError } from "../lib/server.mjs";
 import { restApi } from "../lib/wire.mjs";
 
 const T = { timeout: 120_000 };
@@ -14,7 +14,7 @@ function isActorError(err, group, code) {
 	return true;
 }
 
-describe(`persistence [${ENCODING}]`, { timeout: 600_000 }, () => {
+describe(`persistence [${ENCODING}]`, { timeout: suiteTimeout(600_000) }, () => {
 	it("SIGTERM + restart: same key -> same actor id, state intact", T, withServers(async (ctx) => {
 		const server = await ctx.start();
 		let client = ctx.client(server);

@@ -3,7 +3,7 @@
 // header x-custom: 1.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, useServer, uniqueKey } from "../lib/server.mjs";
+import { ENCODING, suiteTimeout, useServer, uniqueKey } from "../lib/server.mjs";
 
 const T = { timeout: 30_000 };
 
@@ -16,8 +16,8 @@ async function json(res) {
 	}
 }
 
-describe(`raw HTTP [${ENCODING}]`, { timeout: 240_000 }, () => {
-	const env = useServer({ before, after });
+describe(`raw HTTP [${ENCODING}]`, { timeout: suiteTimeout(240_000) }, () => {
+	const env = useServer();
 
 	it("GET hello/world?x=1 -> 200 JSON with path, search, method and x-custom header", T, env.wrap(async () => {
 		const h = env.client.counter.getOrCreate([uniqueKey("raw")]);

@@ -12,6 +12,9 @@ import { mkdtempSync, rmSync, existsSync, accessSync, constants as fsConstants }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient as createRivetClient } from "rivetkit/client";
+import { before, after, beforeEach, afterEach } from "node:test";
+
+const testHooks = { before, after, beforeEach, afterEach };
 
 export { ActorError } from "rivetkit/client";
 
@@ -273,7 +276,7 @@ export async function disposeClient(client, ms = 5_000) {
  * and one official client for the whole suite. Use `env.wrap(fn)` for test
  * bodies so that a failure carries the server's output.
  */
-export function useServer(hooks, { clientOptions = {} } = {}) {
+export function useServer(hooks = testHooks, { clientOptions = {} } = {}) {
 	const env = {
 		server: undefined,
 		client: undefined,
@@ -297,20 +300,27 @@ export function useServer(hooks, { clientOptions = {} } = {}) {
 			};
 		},
 	};
-	hooks.before(
-		async () => {
-			env.server = await startServer();
-			env.client = env.newClient();
-		},
-		{ timeout: READY_TIMEOUT_MS + STOP_TIMEOUT_MS + 5_000 },
-	);
-	hooks.after(
-		async () => {
-			for (const c of env.clients) await disposeClient(c);
-			if (env.server) await env.server.dispose();
-		},
-		{ timeout: 30_000 },
-	);
+	// RIVETKIT_SERVER_PER_TEST=1 gives every test its own fresh server (slower;
+	// for isolating a failure, or for the reference fixture whose engine
+	// degrades after a few actor creations on a loaded 2-CPU machine).
+	const perTest = process.env.RIVETKIT_SERVER_PER_TEST === "1";
+	const setUp = async () => {
+		env.server = await startServer();
+		env.client = env.newClient();
+	};
+	const tearDown = async () => {
+		const clients = env.clients.splice(0);
+		for (const c of clients) await disposeClient(c);
+		if (env.server) await env.server.dispose();
+	};
+	const setUpOpts = { timeout: READY_TIMEOUT_MS + STOP_TIMEOUT_MS + 5_000 };
+	if (perTest) {
+		hooks.beforeEach(setUp, setUpOpts);
+		hooks.afterEach(tearDown, { timeout: 30_000 });
+	} else {
+		hooks.before(setUp, setUpOpts);
+		hooks.after(tearDown, { timeout: 30_000 });
+	}
 	return env;
 }
 
@@ -361,4 +371,9 @@ export function withServers(fn) {
 			for (const s of servers) await s.dispose();
 		}
 	};
+}
+
+/** Suite-level bound; unbounded per suite with RIVETKIT_SERVER_PER_TEST=1 (each test still is). */
+export function suiteTimeout(ms) {
+	return process.env.RIVETKIT_SERVER_PER_TEST === "1" ? Infinity : ms;
 }
