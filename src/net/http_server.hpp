@@ -4,8 +4,33 @@
 //
 // Each connection runs as one coroutine on its own strand of the given io_context. Requests on a
 // keep-alive connection are handled one at a time, in order. An upgrade request is handed to
-// on_websocket after the 101 is sent; the handler owns the socket until it returns (the socket is
-// closed when the last reference is dropped).
+// on_websocket after the 101 is sent; the handler owns the socket until it returns. When it
+// returns, the server closes the socket if the handler did not: 1000 (empty reason) on a normal
+// return, 1011 "core.internal_error" if it threw. The object stays valid for anyone still holding
+// a reference (send/close are then no-ops).
+//
+// Handlers run on the connection's strand and may hop to other executors (actor strands); they
+// are awaited normally. If the client disconnects while on_http runs, its response is dropped.
+//
+// Error answers (each followed by `Connection: close` and a bounded lingering close):
+//   400 malformed request, 413 body over max_body_bytes (Content-Length checked before reading,
+//   chunked bodies while reading), 431 header over max_header_bytes, 500 JSON
+//   {"group":"core","code":"internal_error","message":"An internal error occurred"} when on_http
+//   throws (the connection stays usable). Timeouts, EOF and resets close silently.
+// Responses: status and headers as given (names sent lower-case); Content-Length is always set
+// from the body (handler-supplied content-length/transfer-encoding/connection are ignored, but a
+// `connection: close` from the handler closes after the response); HEAD gets the length without
+// the body; 1xx/204/304 get neither. `Expect: 100-continue` is answered with 100 before the body
+// is read. Accepted sockets get TCP_NODELAY.
+//
+// WebSocket: permessage-deflate is never negotiated; no pings are sent; read_message_max is
+// max_ws_message_bytes. header_timeout also bounds the opening and closing handshakes. Bytes a
+// client sends after the upgrade request but before receiving the 101 are discarded (RFC 6455
+// clients wait for the 101).
+//
+// Lifetime: the server's internals are shared with its connection coroutines. The handlers (and
+// whatever they capture) must stay valid while the io_context can still run them; destroying the
+// HttpServer calls stop_accepting() and close_all() but does not wait.
 
 #include "net/http_types.hpp"
 #include "net/websocket.hpp"
@@ -26,10 +51,12 @@ namespace rivetkit::net {
 struct HttpServerConfig {
   /// Largest request body accepted; larger bodies get 413 and the connection is closed.
   std::size_t max_body_bytes = 32u << 20;
+  /// Largest request header block; larger headers get 431 and the connection is closed.
   std::size_t max_header_bytes = 64u << 10;
   /// Largest WebSocket message accepted; a larger one fails the socket with close 1009.
   std::size_t max_ws_message_bytes = 32u << 20;
-  /// Idle keep-alive connections are closed after this long.
+  /// Idle keep-alive connections are closed after this long. Also the inactivity limit while
+  /// reading a body (renewed on every read) and the deadline for writing a response.
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(120)};
   /// Time allowed to receive a full request header once a connection is readable.
   std::chrono::milliseconds header_timeout{std::chrono::seconds(30)};
@@ -57,10 +84,15 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   /// Binds and starts accepting. Port 0 picks an ephemeral port; the bound port is returned.
+  /// `host` is a numeric IPv4/IPv6 address. Errors (group "net"): already_listening (called
+  /// twice), invalid_address, listen_failed (open/bind/listen failed, e.g. port in use).
   Result<std::uint16_t> listen(const std::string& host, std::uint16_t port);
-  /// Stops accepting new connections (existing ones continue until closed).
+  /// Stops accepting new connections (existing ones continue until closed). Thread-safe and
+  /// asynchronous: it takes effect on the acceptor's strand shortly after the call.
   void stop_accepting();
-  /// Closes every open connection and WebSocket (1001 going away for sockets).
+  /// Closes every open connection: WebSockets get close 1001 "server shutting down"; HTTP
+  /// connections that are not running a handler are aborted; one whose handler is running sends
+  /// its response with `Connection: close`. Does not stop accepting. Thread-safe, asynchronous.
   void close_all();
 
  private:

@@ -12,10 +12,12 @@
 
 #include <arpa/inet.h>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <gtest/gtest.h>
@@ -531,6 +533,8 @@ class NetServerTest : public ::testing::Test {
     } else if (req.target == "/no-content") {
       res.status = 204;
       res.body = "ignored";
+    } else if (req.target == "/remote") {
+      res.body = req.remote_address;
     } else if (req.target == "/close") {
       res.set_header("connection", "close");
       res.body = "bye";
@@ -568,10 +572,28 @@ class NetServerTest : public ::testing::Test {
     return acc;
   }
 
-  /// Echo server with a few text commands ("cmd:...").
   Task<void> on_websocket(net::HttpRequest req, std::shared_ptr<net::WebSocket> ws) {
-    (void)req;
     bool returned_early = false;
+    if (req.target == "/offstrand") {
+      // Like an actor: receive and send from a coroutine on another strand.
+      asio::any_io_executor strand = asio::make_strand(io_);
+      auto loop = serve_socket(ws);
+      returned_early = co_await asio::co_spawn(strand, std::move(loop), asio::use_awaitable);
+    } else {
+      auto loop = serve_socket(ws);
+      returned_early = co_await std::move(loop);
+    }
+    if (!returned_early) {
+      {
+        std::lock_guard lock(mu_);
+        ws_closes_.push_back(ws->close_info());
+      }
+      cv_.notify_all();
+    }
+  }
+
+  /// Echo loop with a few text commands ("cmd:..."). True if it returned before the close.
+  Task<bool> serve_socket(std::shared_ptr<net::WebSocket> ws) {
     for (int i = 0; i < 100000; ++i) {
       auto msg = co_await ws->receive();
       if (!msg) {
@@ -598,8 +620,7 @@ class NetServerTest : public ::testing::Test {
         });
         sender.join();
       } else if (d == "cmd:return") {
-        returned_early = true;
-        break;
+        co_return true;
       } else if (d == "cmd:throw") {
         throw std::runtime_error("ws handler exploded");
       } else if (d == "cmd:close-then-send") {
@@ -607,13 +628,7 @@ class NetServerTest : public ::testing::Test {
         ws->send(net::WsMessage{false, "late"});
       }
     }
-    if (!returned_early) {
-      {
-        std::lock_guard lock(mu_);
-        ws_closes_.push_back(ws->close_info());
-      }
-      cv_.notify_all();
-    }
+    co_return false;
   }
 
   asio::io_context io_;
@@ -793,6 +808,15 @@ TEST_F(NetServerTest, NoContentResponseHasNoBody) {
   EXPECT_EQ(r->body, "after");
 }
 
+TEST_F(NetServerTest, RemoteAddressIsThePeerIp) {
+  start();
+  RawClient c(port_);
+  ASSERT_TRUE(c.send_all(get_request("/remote")));
+  auto r = read_response(c);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "127.0.0.1");
+}
+
 TEST_F(NetServerTest, UnknownRouteIs404) {
   start();
   RawClient c(port_);
@@ -930,6 +954,21 @@ TEST_F(NetServerTest, DisconnectWhileHandlerRunsDropsResponse) {
   release_slow();
   ASSERT_TRUE(wait_flag(slow_finished_));
   expect_server_ok();
+}
+
+TEST_F(NetServerTest, CloseAllLetsARunningHandlerAnswerThenCloses) {
+  start();
+  RawClient c(port_);
+  ASSERT_TRUE(c.send_all(get_request("/slow")));
+  ASSERT_TRUE(wait_flag(slow_started_));
+  server_->close_all();
+  release_slow();  // queued behind close_all() on the connection's strand
+  auto r = read_response(c);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "slow done");
+  EXPECT_EQ(r->header("connection"), "close");
+  EXPECT_TRUE(c.wait_eof());
 }
 
 TEST_F(NetServerTest, SlowHeaderTimesOutWithoutBlockingOthers) {
@@ -1082,6 +1121,29 @@ TEST_F(NetServerTest, WsTextAndBinaryEcho) {
   ASSERT_TRUE(info.has_value());
   EXPECT_EQ(info->code, 1000);
   EXPECT_EQ(info->reason, "Disposed");
+}
+
+TEST_F(NetServerTest, WsReceiveAndSendFromAnotherStrand) {
+  start();
+  WsClient ws(port_);
+  ASSERT_EQ(ws.handshake("/offstrand", "rivet")->status, 101);
+  for (int k = 0; k < 50; ++k) {
+    const std::string payload = "msg" + std::to_string(k);
+    ASSERT_TRUE(k % 2 == 0 ? ws.send_text(payload) : ws.send_binary(payload));
+    auto m = ws.read_message();
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->payload, payload);
+    EXPECT_EQ(m->opcode, k % 2 == 0 ? kOpText : kOpBinary);
+  }
+  ASSERT_TRUE(ws.send_close(4005, "from client"));
+  auto c = ws.read_message();
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->close_code(), 4005);
+  EXPECT_TRUE(ws.finish());
+  auto info = wait_ws_closed();
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->code, 4005);
+  EXPECT_EQ(info->reason, "from client");
 }
 
 TEST_F(NetServerTest, WsOrderedSendsFromAnotherThread) {
