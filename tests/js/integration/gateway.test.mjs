@@ -16,11 +16,23 @@ function assertJsonError(r, status, group, code) {
 	assert.equal(typeof r.json.message, "string");
 }
 
-/** A syntactically plausible actor id that no actor has: a real id with its head changed. */
+/**
+ * A well-formed actor id that no actor has: a real id of this server with one
+ * byte of its random part changed. Ids are 30 base-36 digits, least significant
+ * first, encoding 19 bytes: version, UUID v4, datacenter label (envoy-protocol.md
+ * §4.9). A mangled string would be an unparseable id, which is a 500 (§5.1).
+ */
 function unknownIdLike(id) {
 	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
-	const head = [...id.slice(0, 8)].map((c) => alphabet[(alphabet.indexOf(c) + 17) % 36]).join("");
-	return head + id.slice(8);
+	let n = 0n;
+	for (const c of [...id].reverse()) n = n * 36n + BigInt(alphabet.indexOf(c));
+	n ^= 0x5an << (8n * 9n); // a byte in the middle of the UUID
+	let out = "";
+	for (let i = 0; i < id.length; i++) {
+		out += alphabet[Number(n % 36n)];
+		n /= 36n;
+	}
+	return out;
 }
 
 describe(`gateway and REST details [${ENCODING}]`, { timeout: suiteTimeout(300_000) }, () => {
