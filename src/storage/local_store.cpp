@@ -40,9 +40,6 @@ using sqlite::Database;
 using sqlite::Statement;
 using sqlite::StatementScope;
 
-constexpr std::string_view kActorColumns =
-    "actor_id, name, key, input, crash_policy, create_ts, destroy_ts, generation";
-
 Error not_found(std::string_view actor_id) {
   return Error{"actor", "not_found", fmt::format("Actor instance '{}' was not found", actor_id),
                std::nullopt, true};
@@ -214,16 +211,10 @@ Result<void> prepare_reader(ReaderConn& c) {
   p(c.load,
     "SELECT a.destroy_ts, a.input, s.has_initialized, s.state FROM actors a "
     "LEFT JOIN actor_state s ON s.rid = a.rid WHERE a.actor_id = ?1");
-  // Separate statements per shape, with `destroy_ts IS NULL` spelled out, so the planner can use
-  // the partial indexes (schema.hpp). ?1 name, ?2 before_create_ts, ?3 limit, ?4 key.
-  for (int has_key = 0; has_key < 2; ++has_key) {
-    for (int all = 0; all < 2; ++all) {
-      std::string sql = fmt::format(
-          "SELECT {} FROM actors WHERE name = ?1{}{} AND create_ts < ?2 "
-          "ORDER BY create_ts DESC, rid DESC LIMIT ?3",
-          kActorColumns, has_key != 0 ? " AND key = ?4" : "",
-          all != 0 ? "" : " AND destroy_ts IS NULL");
-      p(c.list[static_cast<std::size_t>(has_key)][static_cast<std::size_t>(all)], sql);
+  // One statement per shape (schema.hpp list_actors_sql).
+  for (std::size_t by_key = 0; by_key < 2; ++by_key) {
+    for (std::size_t all = 0; all < 2; ++all) {
+      p(c.list[by_key][all], list_actors_sql(by_key != 0, all != 0));
     }
   }
   if (p.error) {

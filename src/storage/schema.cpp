@@ -135,4 +135,12 @@ Result<void> migrate(sqlite::Database& db) {
   return migrate_to(db, kSchemaVersion);
 }
 
+std::string list_actors_sql(bool by_key, bool include_destroyed) {
+  return fmt::format(
+      "SELECT {} FROM actors WHERE name = ?1{}{} AND create_ts < ?2 "
+      "ORDER BY create_ts DESC, rid DESC LIMIT ?3",
+      kActorColumns, by_key ? " AND key = ?4" : "",
+      include_destroyed ? "" : " AND destroy_ts IS NULL");
+}
+
 }  // namespace rivetkit::storage

@@ -34,6 +34,7 @@
 #include <rivetkit/result.hpp>
 
 #include <cstdint>
+#include <string>
 
 namespace rivetkit::storage {
 
@@ -47,5 +48,14 @@ Result<void> migrate(sqlite::Database& db);
 
 /// Runs the steps up to and including `target` only (tests of the ladder itself).
 Result<void> migrate_to(sqlite::Database& db, std::int64_t target);
+
+/// The directory columns every actor query returns, in ActorRecord order.
+inline constexpr const char* kActorColumns =
+    "actor_id, name, key, input, crash_policy, create_ts, destroy_ts, generation";
+
+/// The list query for one shape. Parameters: ?1 name, ?2 before_create_ts (exclusive), ?3 limit,
+/// ?4 key (only when `by_key`). `destroy_ts IS NULL` is spelled out (not a bound flag) so the
+/// planner can use the partial indexes; tests check the plans walk an index without sorting.
+std::string list_actors_sql(bool by_key, bool include_destroyed);
 
 }  // namespace rivetkit::storage
