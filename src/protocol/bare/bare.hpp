@@ -5,6 +5,9 @@
 //
 // Reader methods return false (and leave the reader failed) on truncated input, over-long
 // varints (> 10 bytes / > 64 bits), lengths beyond what remains, or invalid UTF-8 in `str`.
+// Once failed, every further read fails too, so a decoder may check only at the end. A Reader
+// does not own its input: the bytes must outlive it (never construct one from a temporary
+// std::string). Non-minimal varints are accepted.
 
 #include <array>
 #include <cstddef>

@@ -11,11 +11,11 @@
 // outside int64 decode as BigInt. The whole input must be exactly one item.
 //
 // Encoding (minimal heads throughout):
-// - Int: integer head if |v| < 2^32; float64 if |v| <= 2^53 (so JS sees a number, as cbor-x
-//   would write it); otherwise an 8-byte integer head (JS sees a bigint).
+// - Int: integer head if -2^32 <= v < 2^32 (cbor-x's range); float64 if |v| <= 2^53 (so JS sees
+//   a number, as cbor-x would write it); otherwise an 8-byte integer head (JS sees a bigint).
 // - BigInt: always the 8-byte head 1b/3b when it fits in 64 bits (cbor-x's bigint form, used for
 //   protocol ids), otherwise tag 2/3 bignum.
-// - Double: integral values with |d| < 2^32 as integers (as cbor-x does), else float64.
+// - Double: integral values in [-2^32, 2^32) as integers (as cbor-x does), else float64.
 // - String/Bytes/Array/Object: major types 3/2/4/5; Undefined f7, Null f6, Bool f4/f5.
 
 #include "protocol/limits.hpp"

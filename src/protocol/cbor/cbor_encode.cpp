@@ -82,7 +82,7 @@ void write_int(std::int64_t v, std::string& out) {
   }
   // -1 - v cannot overflow for negative v.
   const auto n = static_cast<std::uint64_t>(-(v + 1));
-  if (v > -kTwoPow32) {
+  if (v >= -kTwoPow32) {
     write_head(kMajorNegative, n, out);
   } else if (v >= -kTwoPow53) {
     write_float64(static_cast<double>(v), out);
@@ -140,8 +140,8 @@ void write_bigint(const BigInt& b, std::string& out) {
 }
 
 void write_double(double d, std::string& out) {
-  // cbor-x writes integral numbers below 2^32 in magnitude as integers (-0 as 0).
-  if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) < 4294967296.0) {
+  // cbor-x writes integral numbers in [-2^32, 2^32) as integers (-0 as 0).
+  if (std::isfinite(d) && d == std::trunc(d) && d >= -4294967296.0 && d < 4294967296.0) {
     if (d >= 0) {
       write_head(kMajorUnsigned, static_cast<std::uint64_t>(d), out);
     } else {

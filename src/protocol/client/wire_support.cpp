@@ -124,9 +124,15 @@ Result<void> expect_end(const bare::Reader& r, std::string_view what) {
 
 Result<Value> decode_compat_cbor(std::string_view bytes, const DecodeLimits& limits) {
   if (bytes.empty()) {
-    return Value(nullptr);
+    // Constructed in place: moving a temporary Value here trips a false g++ 12
+    // -Wmaybe-uninitialized under -O1 -fsanitize.
+    return Result<Value>(tl::in_place, nullptr);
   }
-  return cbor_decode(bytes, limits).and_then([](const Value& v) { return compat_decode(v); });
+  auto decoded = cbor_decode(bytes, limits);
+  if (!decoded) {
+    return decoded;
+  }
+  return compat_decode(*decoded);
 }
 
 std::string encode_compat_cbor(const Value& v) {
