@@ -13,6 +13,7 @@
 #include <functional>
 #include <mutex>
 #include <string_view>
+#include <utility>
 
 namespace rivetkit::storage {
 

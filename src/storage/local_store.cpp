@@ -624,8 +624,33 @@ class LocalStoreImpl final : public LocalStore,
     return out;
   }
 
-  /// Runs one group commit. Every op leaves with a result.
+  /// Runs one group commit. Every op leaves with a result, and an op reports success only if
+  /// the transaction holding its changes committed.
   void process_writes(WriterConn& c, std::vector<std::unique_ptr<WriteOp>>& batch) {
+    bool committed = false;
+    try {
+      run_group_commit(c, batch, committed);
+    } catch (...) {
+      // Unexpected (out of memory, a throwing formatter): nothing of an uncommitted batch may be
+      // reported as done.
+      Error e = detail::exception_error("group commit", std::current_exception());
+      if (c.db.in_transaction()) {
+        (void)run_once(c.rollback);
+      }
+      if (!committed) {
+        stats_.failed_transactions.fetch_add(1, std::memory_order_relaxed);
+      }
+      for (auto& op : batch) {
+        if (!op->has_result() || (!committed && op->ok())) {
+          op->fail(e);
+        }
+      }
+    }
+  }
+
+  void run_group_commit(WriterConn& c,
+                        std::vector<std::unique_ptr<WriteOp>>& batch,
+                        bool& committed) {
     FaultInjector* faults = options_.faults.get();
     const auto n = static_cast<std::uint64_t>(batch.size());
     std::uint64_t prev = stats_.max_batch.load();
@@ -718,6 +743,7 @@ class LocalStoreImpl final : public LocalStore,
       stats_.failed_transactions.fetch_add(1, std::memory_order_relaxed);
       return;
     }
+    committed = true;
     stats_.transactions.fetch_add(1, std::memory_order_relaxed);
   }
 

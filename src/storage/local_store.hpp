@@ -14,6 +14,9 @@
 // its own thread, so they never wait behind an fsync). Each write runs in its own SAVEPOINT inside
 // the shared transaction: one failing write does not affect the others in its batch.
 //
+// Operations are not cancellable: once started, a write completes (and its caller resumes with
+// the result) even if the awaiting coroutine's cancellation slot is signalled.
+//
 // Lifetime: ActorStore handles keep the LocalStore alive. close() (and the destructor) drain every
 // queued write first. An operation started after close() fails with `storage.closed`.
 //

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <stdexcept>
 #include <string>
 
 namespace rivetkit::storage {
@@ -170,6 +171,49 @@ TEST_F(FaultTest, FailingOneWriteRollsBackOnlyThatWrite) {
   EXPECT_EQ(state_of("a2"), "a2-state");
   auto a3 = run_sync(store_->get_actor("a3"));
   ASSERT_TRUE(a3 && a3->has_value());
+}
+
+TEST_F(FaultTest, ExceptionInTheWriterFailsTheWholeUncommittedBatch) {
+  // The filter throws on the writer thread after create_actor already ran successfully in the
+  // same batch: neither write may be reported as done, and neither may persist.
+  faults_->set_op_filter([](std::string_view op) -> bool {
+    if (op == "destroy_actor") {
+      throw std::runtime_error("filter exploded");
+    }
+    return false;
+  });
+  store_->pause_writer_for_test(true);
+  boost::asio::io_context io(1);
+  std::optional<Result<ActorRecord>> created;
+  std::optional<Result<bool>> destroyed;
+  auto create_op = store_->create_actor(make_record("a3", "counter", "k3", 3));
+  auto destroy_op = store_->destroy_actor("a1", 99);
+  boost::asio::co_spawn(io, std::move(create_op),
+                        [&](std::exception_ptr, Result<ActorRecord> r) { created = std::move(r); });
+  boost::asio::co_spawn(io, std::move(destroy_op),
+                        [&](std::exception_ptr, Result<bool> r) { destroyed = std::move(r); });
+  for (int spins = 0; spins < 1000 && store_->queued_writes_for_test() < 2; ++spins) {
+    io.poll();
+  }
+  ASSERT_EQ(store_->queued_writes_for_test(), 2u);
+  store_->pause_writer_for_test(false);
+  io.run();
+  faults_->set_op_filter(nullptr);
+  ASSERT_TRUE(created && destroyed);
+  ASSERT_FALSE(*created);
+  EXPECT_EQ(created->error().qualified_code(), "storage.internal_error");
+  EXPECT_NE(created->error().message.find("filter exploded"), std::string::npos);
+  EXPECT_FALSE(*destroyed);
+  // The writer survives and the batch left nothing behind.
+  ASSERT_TRUE(commit("a2", "after"));
+  restart();
+  auto a3 = run_sync(store_->get_actor("a3"));
+  ASSERT_TRUE(a3);
+  EXPECT_FALSE(a3->has_value());
+  auto a1 = run_sync(store_->get_actor("a1"));
+  ASSERT_TRUE(a1 && a1->has_value());
+  EXPECT_FALSE((*a1)->destroy_ts.has_value());
+  EXPECT_EQ(state_of("a2"), "after");
 }
 
 TEST_F(FaultTest, FullSynchronousFsyncsEveryCommitAndNormalDoesNot) {
