@@ -28,5 +28,6 @@ function(rivetkit_add_test name)
     RIVETKIT_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data"
     RIVETKIT_VECTORS_DIR="${RIVETKIT_VECTORS_DIR}")
   gtest_discover_tests(rivetkit_${name}_tests DISCOVERY_MODE PRE_TEST
-                       PROPERTIES LABELS "unit;${name};${T_LABELS}")
+                       TEST_PREFIX "${name}."
+                       PROPERTIES LABELS unit)
 endfunction()

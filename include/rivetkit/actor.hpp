@@ -381,6 +381,9 @@ class ActorBuilder {
     co_return data;
   }
   static ConnParams decode_params(const Value& params) {
+    if (params.is_null() || params.is_undefined()) {
+      return ConnParams{};  // no params sent: the default (TS: undefined)
+    }
     try {
       return from_value<ConnParams>(params);
     } catch (const ConversionError& e) {

@@ -7,6 +7,7 @@
 #include <rivetkit/convert.hpp>
 #include <rivetkit/error.hpp>
 #include <rivetkit/http.hpp>
+#include <rivetkit/json.hpp>
 #include <rivetkit/options.hpp>
 #include <rivetkit/registry.hpp>
 #include <rivetkit/result.hpp>

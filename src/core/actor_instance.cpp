@@ -227,6 +227,24 @@ Task<void> ActorInstance::close_connection(std::shared_ptr<Connection> conn) {
 
 // ---- actions and outputs ----------------------------------------------------------------------
 
+namespace {
+
+// Runs the user's action and catches whatever it throws, so the race against the timeout below
+// ends as soon as the action ends, successfully or not (awaitable_operators' `||` waits for the
+// first *successful* operation, so a throwing operand would otherwise wait for the timer).
+Task<Result<Value>> catching(Task<Value> action) {
+  std::exception_ptr failure;
+  try {
+    Value v = co_await std::move(action);
+    co_return v;
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  co_return fail(error_from_exception(failure));
+}
+
+}  // namespace
+
 Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name, Array args) {
   auto self = shared_from_this();
   auto it = definition_->hooks.actions.find(name);
@@ -234,31 +252,19 @@ Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name
     co_return fail(action_not_found(name));
   }
   asio::steady_timer timer(strand_, definition_->options.action_timeout);
-  std::exception_ptr failure;
-  std::optional<Value> output;
-  try {
-    auto action = it->second(this, conn, std::move(args));
-    auto timeout = timer.async_wait(asio::use_awaitable);
-    auto raced = co_await (std::move(action) || std::move(timeout));
-    if (raced.index() == 0) {
-      output = std::move(std::get<0>(raced));
-    }
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  if (failure) {
-    Error e = error_from_exception(failure);
-    if (!e.is_public) {
-      log::warn("action failed actor_id={} action={} error={}.{}", actor_id_, name, e.group,
-                e.code);
-    }
-    co_return fail(std::move(e));
-  }
-  if (!output) {
+  auto action = catching(it->second(this, conn, std::move(args)));
+  auto timeout = timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  auto raced = co_await (std::move(action) || std::move(timeout));
+  if (raced.index() == 1) {
     log::warn("action timed out actor_id={} action={}", actor_id_, name);
     co_return fail(action_timed_out());
   }
-  co_return std::move(*output);
+  Result<Value> result = std::move(std::get<0>(raced));
+  if (!result && !result.error().is_public) {
+    log::warn("action failed actor_id={} action={} error={}.{}", actor_id_, name,
+              result.error().group, result.error().code);
+  }
+  co_return result;
 }
 
 void ActorInstance::mark_state_dirty() {

@@ -1,5 +1,6 @@
 #include "core/router.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -169,6 +170,18 @@ Task<net::HttpResponse> handle_action(std::shared_ptr<ActorInstance> instance,
 
 // ---- raw HTTP ---------------------------------------------------------------------------------
 
+// See ActorInstance::run_action: never let the raced operand throw.
+Task<Result<Response>> catching_request(Task<Response> handler) {
+  std::exception_ptr failure;
+  try {
+    Response r = co_await std::move(handler);
+    co_return r;
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  co_return fail(error_from_exception(failure));
+}
+
 Task<Result<Response>> raw_request_on_strand(std::shared_ptr<ActorInstance> instance, Value params,
                                              Request request) {
   const auto& hooks = instance->definition().hooks;
@@ -180,22 +193,14 @@ Task<Result<Response>> raw_request_on_strand(std::shared_ptr<ActorInstance> inst
   }
   Result<Response> result = fail(route_not_found("/request" + request.path));
   if (hooks.on_request) {
-    std::exception_ptr failure;
     asio::steady_timer timer(instance->strand(), instance->definition().options.action_timeout);
-    try {
-      auto handler = hooks.on_request(instance.get(), conn->get(), std::move(request));
-      auto timeout = timer.async_wait(asio::use_awaitable);
-      auto raced = co_await (std::move(handler) || std::move(timeout));
-      if (raced.index() == 0) {
-        result = std::move(std::get<0>(raced));
-      } else {
-        result = fail(action_timed_out());
-      }
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (failure) {
-      result = fail(error_from_exception(failure));
+    auto handler = catching_request(hooks.on_request(instance.get(), conn->get(), std::move(request)));
+    auto timeout = timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    auto raced = co_await (std::move(handler) || std::move(timeout));
+    if (raced.index() == 0) {
+      result = std::move(std::get<0>(raced));
+    } else {
+      result = fail(action_timed_out());
     }
   }
   auto close_op = instance->close_connection(*conn);

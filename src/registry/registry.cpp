@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include <csignal>
+#include <cstdio>
 #include <future>
 #include <iostream>
 #include <map>
@@ -94,7 +95,7 @@ Result<void> Registry::start(RegistryConfig config) {
     impl_->threads.emplace_back([io = impl_->io.get()] { io->run(); });
   }
   impl_->running = true;
-  log::info("listening on http://{}:{} (local mode, data in {}, {} actor type(s))", config.host,
+  log::info("local mode on http://{}:{} (data in {}, {} actor type(s))", config.host,
             impl_->port, config.data_dir, impl_->definitions.size());
   return {};
 }
@@ -161,6 +162,9 @@ int Registry::run(int argc, char** argv) {
     log::error("{}", started.error().message);
     return 1;
   }
+  // Printed whatever the log level: scripts and tests wait for this line.
+  std::printf("listening on http://%s:%u\n", config.host.c_str(), static_cast<unsigned>(port()));
+  std::fflush(stdout);
   int sig = 0;
   sigwait(&signals, &sig);
   log::info("received {}, stopping gracefully (send again to force)", sig == SIGINT ? "SIGINT" : "SIGTERM");

@@ -15,6 +15,16 @@
 #include <type_traits>
 #include <utility>
 
+namespace rivetkit {
+
+/// An action parameter that takes every argument the client sent, as they are (JS `...args`):
+///     .action("echo", [](auto& c, rivetkit::RestArgs args) { return args.values; })
+struct RestArgs {
+  Array values;
+};
+
+}  // namespace rivetkit
+
 namespace rivetkit::detail {
 
 template <class R>
@@ -133,14 +143,23 @@ Tuple convert_args(const Array& args, const std::string& action, std::index_sequ
   return Tuple{convert_arg<std::tuple_element_t<I, Tuple>>(args, I, action)...};
 }
 
+template <class Tuple>
+Tuple convert_all_args(Array args, const std::string& action) {
+  if constexpr (std::is_same_v<Tuple, std::tuple<RestArgs>>) {
+    return Tuple{RestArgs{std::move(args)}};
+  } else {
+    return convert_args<Tuple>(args, action,
+                               std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+  }
+}
+
 /// Converts the arguments, calls the handler with (ctx, args...), awaits it if needed and converts
 /// the result. A handler returning void yields `undefined` (what a JS action returning nothing
 /// gives the client).
 template <class Ctx, class F>
 Task<Value> invoke_action(F f, Ctx ctx, std::string action, Array raw_args) {
   using Params = typename DropFirst<typename HandlerSignature<F, Ctx>::Args>::type;
-  Params params = convert_args<Params>(raw_args, action,
-                                       std::make_index_sequence<std::tuple_size_v<Params>>{});
+  Params params = convert_all_args<Params>(std::move(raw_args), action);
   auto call = [&f, &ctx](auto&... xs) { return std::invoke(f, ctx, xs...); };
   using R = decltype(std::apply(call, params));
   using T = typename Awaited<R>::type;

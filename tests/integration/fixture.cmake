@@ -1,0 +1,3 @@
+# The fixture server the official-client suite (tests/js) drives: every actor the tests need.
+add_executable(rivetkit_fixture_server ${CMAKE_CURRENT_LIST_DIR}/fixture_server.cpp)
+target_link_libraries(rivetkit_fixture_server PRIVATE rivetkit::rivetkit rivetkit_warnings)
