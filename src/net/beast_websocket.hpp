@@ -23,6 +23,7 @@
 
 #include "net/websocket.hpp"
 #include "util/log.hpp"
+#include "util/spawn.hpp"
 #include <rivetkit/task.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -90,17 +91,7 @@ class BeastWebSocket final : public WebSocket,
   /// Starts the writer coroutine. Call once, on the strand, after the handshake succeeded.
   void start() {
     auto self = this->shared_from_this();
-    boost::asio::co_spawn(ex_, write_loop(self), [](std::exception_ptr e) {
-      if (e) {
-        try {
-          std::rethrow_exception(e);
-        } catch (const std::exception& err) {
-          log::error("websocket writer failed: {}", err.what());
-        } catch (...) {
-          log::error("websocket writer failed: unknown exception");
-        }
-      }
-    });
+    util::spawn(ex_, write_loop(std::move(self)), "websocket writer");
   }
 
   void send(WsMessage msg) override {

@@ -554,7 +554,9 @@ Result<std::uint16_t> HttpServer::listen(const std::string& host, std::uint16_t 
     impl_->listening = true;
   }
   beast::error_code ec;
-  const auto address = asio::ip::make_address(host, ec);
+  // Numeric addresses only, plus "localhost" (no DNS lookups here).
+  const auto address =
+      asio::ip::make_address(iequals(host, "localhost") ? std::string("127.0.0.1") : host, ec);
   if (ec) {
     std::lock_guard lock(impl_->mu);
     impl_->listening = false;

@@ -84,8 +84,9 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   /// Binds and starts accepting. Port 0 picks an ephemeral port; the bound port is returned.
-  /// `host` is a numeric IPv4/IPv6 address. Errors (group "net"): already_listening (called
-  /// twice), invalid_address, listen_failed (open/bind/listen failed, e.g. port in use).
+  /// `host` is a numeric IPv4/IPv6 address or "localhost" (127.0.0.1); no DNS lookup. Errors (group
+  /// "net"): already_listening (called twice), invalid_address, listen_failed (open/bind/listen
+  /// failed, e.g. port in use).
   Result<std::uint16_t> listen(const std::string& host, std::uint16_t port);
   /// Stops accepting new connections (existing ones continue until closed). Thread-safe and
   /// asynchronous: it takes effect on the acceptor's strand shortly after the call.

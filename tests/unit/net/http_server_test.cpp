@@ -1001,6 +1001,7 @@ TEST_F(NetServerTest, ListenTwiceAndBadAddressFail) {
   net::HttpServer other(io_, default_config(), net::HttpHandlers{});
   auto bad = other.listen("not an address", 0);
   ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().code, "invalid_address");
   auto taken = other.listen("127.0.0.1", port_);
   ASSERT_FALSE(taken.has_value());
   EXPECT_EQ(taken.error().code, "listen_failed");
