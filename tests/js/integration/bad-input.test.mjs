@@ -17,6 +17,7 @@ import {
 	rawSocketWs,
 	encodeActionRequest,
 	fetchText,
+	show,
 } from "../lib/wire.mjs";
 
 const T = { timeout: 30_000 };
@@ -32,7 +33,7 @@ function assertErrorBody(r, status, group, code) {
 	assert.equal(r.status, status, `HTTP status (body: ${Buffer.from(r.bytes).toString("utf8").slice(0, 300)})`);
 	assert.ifError(r.decodeError);
 	assert.ok(r.body, "an error body");
-	assert.equal(`${r.body.group}.${r.body.code}`, `${group}.${code}`, `error body: ${JSON.stringify(r.body)}`);
+	assert.equal(`${r.body.group}.${r.body.code}`, `${group}.${code}`, `error body: ${show(r.body)}`);
 }
 
 /** Bytes that do not decode as a /connect ToServer message in `encoding`. */
@@ -171,7 +172,7 @@ describe(`bad input [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, () => {
 	it("JSON args: a non-array is one argument, null is no arguments (§6.3)", T, env.wrap(async () => {
 		const { id } = await actorId();
 		let r = await postAction(directUrl(env.endpoint, id, "/action/increment"), { encoding: "json", body: Buffer.from('{"args":7}') });
-		assert.equal(r.status, 200, JSON.stringify(r.body));
+		assert.equal(r.status, 200, show(r.body));
 		assert.deepStrictEqual(r.body, { output: 7 });
 		r = await postAction(directUrl(env.endpoint, id, "/action/getCount"), { encoding: "json", body: Buffer.from('{"args":null}') });
 		assert.deepStrictEqual(r.body, { output: 7 });
@@ -349,7 +350,7 @@ describe(`bad input [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, () => {
 		const closed = new Promise((resolve) => sock.once("close", resolve));
 		sock.write(Buffer.from([0x16, 0x03, 0x01, 0x00, 0xff, 0x00, 0x00, 0x0d, 0x0a, 0x0d, 0x0a]));
 		sock.end();
-		await withTimeout(closed, 10_000, "the server to close a garbage connection").catch(() => sock.destroy());
+		await withTimeout(closed, 3_000, "the server to close a garbage connection").catch(() => sock.destroy());
 		const r = await fetchText(`${env.endpoint}/metadata`);
 		assert.equal(r.status, 200);
 	}));

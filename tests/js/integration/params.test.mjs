@@ -5,7 +5,7 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { ENCODING, suiteTimeout, useServer, uniqueKey, withTimeout, waitFor, ActorError } from "../lib/server.mjs";
-import { directUrl, openConnect, openWs, postAction, wsUrl, connectProtocols, decodeToClient } from "../lib/wire.mjs";
+import { directUrl, openConnect, openWs, postAction, wsUrl, connectProtocols, decodeToClient, show } from "../lib/wire.mjs";
 
 const T = { timeout: 30_000 };
 
@@ -91,7 +91,7 @@ describe(`params and rejection [${ENCODING}]`, { timeout: suiteTimeout(300_000) 
 		const url = directUrl(env.endpoint, id, "/action/whoami");
 
 		let r = await postAction(url, { encoding: ENCODING, args: [], headers: { "x-rivet-conn-params": JSON.stringify({ token: "ok", user: "frank" }) } });
-		assert.equal(r.status, 200, `status ${r.status}: ${JSON.stringify(r.body)}`);
+		assert.equal(r.status, 200, `status ${r.status}: ${show(r.body)}`);
 		assert.deepStrictEqual(r.body, { output: "frank" });
 
 		r = await postAction(url, { encoding: ENCODING, args: [], headers: { "x-rivet-conn-params": JSON.stringify({ token: "bad" }) } });
@@ -126,7 +126,7 @@ describe(`params and rejection [${ENCODING}]`, { timeout: suiteTimeout(300_000) 
 		const frames = closed.messages.map((m) => decodeToClient(ENCODING, m));
 		assert.ok(!frames.some((f) => f.tag === "Init"), "no Init on a rejected connection");
 		const err = frames.find((f) => f.tag === "Error");
-		assert.ok(err, `an Error frame before the close (frames: ${JSON.stringify(frames)})`);
+		assert.ok(err, `an Error frame before the close (frames: ${show(frames)})`);
 		assert.equal(err.actionId, null);
 		assert.equal(err.group, "user");
 		assert.equal(err.code, "forbidden_token");

@@ -878,3 +878,12 @@ export function serializeKey(parts) {
 	if (parts.length === 0) return "/";
 	return parts.map((p) => (p === "" ? "\\0" : p.replace(/\\/g, "\\\\").replace(/\//g, "\\/"))).join("/");
 }
+
+/** JSON for assertion messages: bigints and byte arrays printed, never throws. */
+export function show(v) {
+	try {
+		return JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? `${x}n` : x instanceof Uint8Array ? `bytes(${Buffer.from(x).toString("hex")})` : x));
+	} catch (e) {
+		return String(v);
+	}
+}
