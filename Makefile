@@ -1,0 +1,39 @@
+# The two set-up commands of the README:
+#   make run    installs what is missing, builds, serves examples/counter on 127.0.0.1:6420
+#   make test   installs what is missing, builds, runs every test (unit + official-client suite)
+# Also: make build, make test-asan (ASan+UBSan build of the whole suite), make format, make clean.
+
+PRESET ?= release
+BUILD_DIR := build/$(PRESET)
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps node-deps configure build run test test-asan format clean
+
+all: build
+
+deps:
+	@tools/install-deps.sh
+
+node-deps:
+	@tools/install-node-deps.sh
+
+configure: deps
+	@cmake --preset $(PRESET) >/dev/null
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	$(BUILD_DIR)/examples/counter/rivetkit_counter $(ARGS)
+
+test: deps node-deps build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+test-asan:
+	$(MAKE) test PRESET=asan
+
+format:
+	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+clean:
+	rm -rf build

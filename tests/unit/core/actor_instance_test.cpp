@@ -1,0 +1,375 @@
+// ActorInstance on a single-threaded io_context, with a store whose commits complete only when
+// the test says so: this is how the output gate (replies and events wait for durability) and the
+// start sequence are checked deterministically.
+
+#include "core/actor_instance.hpp"
+
+#include <rivetkit/rivetkit.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <functional>
+#include <memory>
+
+#include "protocol/cbor/cbor.hpp"
+
+namespace rivetkit::core {
+namespace {
+
+namespace asio = boost::asio;
+
+// A store whose commits wait in a queue until released (or failed) by the test.
+class GatedStore final : public storage::ActorStore {
+ public:
+  explicit GatedStore(asio::io_context& io) : io_(io) {}
+
+  storage::PersistedActor persisted;
+  std::vector<storage::ActorWrite> committed;
+
+  Task<Result<storage::PersistedActor>> load() override { co_return persisted; }
+
+  Task<Result<void>> commit(storage::ActorWrite write) override {
+    auto op = asio::async_initiate<decltype(asio::use_awaitable), void(Result<void>)>(
+        [this, write = std::move(write)](auto handler) mutable {
+          auto h = std::make_shared<decltype(handler)>(std::move(handler));
+          pending_.push_back({std::move(write), [h](Result<void> r) { (*h)(std::move(r)); }});
+        },
+        asio::use_awaitable);
+    co_return co_await std::move(op);
+  }
+
+  std::size_t pending() const { return pending_.size(); }
+  const storage::ActorWrite& pending_write(std::size_t i) const { return pending_[i].write; }
+
+  void release_all() {
+    while (!pending_.empty()) {
+      auto p = std::move(pending_.front());
+      pending_.pop_front();
+      if (p.write.state) {
+        persisted.state = p.write.state;
+      }
+      if (p.write.has_initialized) {
+        persisted.has_initialized = *p.write.has_initialized;
+      }
+      committed.push_back(p.write);
+      asio::post(io_, [complete = std::move(p.complete)] { complete(Result<void>{}); });
+    }
+  }
+  void fail_all() {
+    while (!pending_.empty()) {
+      auto p = std::move(pending_.front());
+      pending_.pop_front();
+      asio::post(io_, [complete = std::move(p.complete)] {
+        complete(fail(Error{"storage", "sqlite_error", "disk full", std::nullopt, false}));
+      });
+    }
+  }
+
+ private:
+  struct Pending {
+    storage::ActorWrite write;
+    std::function<void(Result<void>)> complete;
+  };
+  asio::io_context& io_;
+  std::deque<Pending> pending_;
+};
+
+// Forwards to a GatedStore owned by the test (the instance owns its store).
+class StoreRef final : public storage::ActorStore {
+ public:
+  explicit StoreRef(GatedStore& s) : s_(s) {}
+  Task<Result<storage::PersistedActor>> load() override { return s_.load(); }
+  Task<Result<void>> commit(storage::ActorWrite w) override { return s_.commit(std::move(w)); }
+
+ private:
+  GatedStore& s_;
+};
+
+// Records frames sent to a connection.
+class RecordingSocket final : public net::WebSocket {
+ public:
+  std::vector<net::WsMessage> sent;
+  std::optional<net::WsCloseInfo> closed;
+  void send(net::WsMessage m) override { sent.push_back(std::move(m)); }
+  void close(std::uint16_t code, std::string reason) override {
+    closed = net::WsCloseInfo{code, std::move(reason)};
+  }
+  Task<std::optional<net::WsMessage>> receive() override { co_return std::nullopt; }
+  net::WsCloseInfo close_info() const override { return closed.value_or(net::WsCloseInfo{}); }
+  std::size_t buffered_bytes() const override { return 0; }
+};
+
+struct CounterState {
+  std::int64_t count = 0;
+};
+RIVETKIT_FIELDS(CounterState, count)
+
+struct Recorder {
+  std::vector<std::string> hooks;
+};
+
+ActorDefinition counter_definition(std::shared_ptr<Recorder> rec) {
+  return actor<CounterState>("counter")
+      .create_state([rec](auto&) {
+        rec->hooks.push_back("createState");
+        return CounterState{10};
+      })
+      .on_create([rec](auto&) { rec->hooks.push_back("onCreate"); })
+      .on_wake([rec](auto&) { rec->hooks.push_back("onWake"); })
+      .on_before_connect([rec](auto&, const Value& params) {
+        rec->hooks.push_back("onBeforeConnect");
+        if (params.is_string() && params.as_string() == "deny") {
+          throw UserError("denied", "denied");
+        }
+      })
+      .on_connect([rec](auto&, auto) { rec->hooks.push_back("onConnect"); })
+      .on_disconnect([rec](auto&, auto) { rec->hooks.push_back("onDisconnect"); })
+      .action("increment",
+              [](auto& c, std::int64_t n) {
+                c.state().count += n;
+                c.broadcast("newCount", c.state().count);
+                return c.state().count;
+              })
+      .action("read", [](auto& c) { return std::as_const(c).state().count; })
+      .action("boom", [](auto&) -> int { throw std::runtime_error("secret detail"); })
+      .action("user_fail", [](auto&) -> int { throw UserError("nope", "my_code"); })
+      .action("slow", [](auto& c) -> Task<int> {
+        co_await c.wait(std::chrono::seconds(30));
+        co_return 1;
+      });
+}
+
+class InstanceTest : public ::testing::Test {
+ protected:
+  asio::io_context io;
+  RuntimeConfig config;
+  GatedStore store{io};
+  std::shared_ptr<Recorder> rec = std::make_shared<Recorder>();
+
+  std::shared_ptr<ActorInstance> make(ActorDefinition def, ActorOptions options = {}) {
+    auto data = std::make_shared<detail::ActorDefinitionData>(*def.data());
+    data->options = std::move(options);
+    ActorInstance::Spec spec;
+    spec.actor_id = "actor1";
+    spec.name = "counter";
+    spec.key = {"k"};
+    spec.generation = 1;
+    spec.definition = data;
+    spec.store = std::make_unique<StoreRef>(store);
+    return std::make_shared<ActorInstance>(asio::make_strand(io), std::move(spec), config);
+  }
+
+  // Runs `task` on the instance's strand; returns a slot filled when it completes.
+  template <class T>
+  std::shared_ptr<std::optional<T>> spawn(const std::shared_ptr<ActorInstance>& inst, Task<T> task) {
+    auto out = std::make_shared<std::optional<T>>();
+    asio::co_spawn(inst->strand(), std::move(task), [out](std::exception_ptr e, T v) {
+      if (e) {
+        std::rethrow_exception(e);
+      }
+      *out = std::move(v);
+    });
+    return out;
+  }
+
+  void settle() {
+    io.restart();
+    io.poll();
+  }
+
+  std::shared_ptr<ActorInstance> started(ActorOptions options = {}) {
+    auto inst = make(counter_definition(rec), std::move(options));
+    auto done = spawn(inst, inst->start());
+    for (int i = 0; i < 10 && !*done; ++i) {
+      settle();
+      store.release_all();
+    }
+    settle();
+    EXPECT_TRUE(*done && **done) << "start did not complete";
+    return inst;
+  }
+};
+
+std::int64_t count_of(const std::string& cbor) {
+  auto v = protocol::cbor_decode(cbor);
+  EXPECT_TRUE(v.has_value());
+  return v->find("count")->as_int();
+}
+
+TEST_F(InstanceTest, NewActorRunsCreateHooksAndCommitsInitializedStateBeforeStarting) {
+  auto inst = make(counter_definition(rec));
+  auto done = spawn(inst, inst->start());
+  settle();
+  // createState and onCreate ran; the initialized state is being committed; not started yet.
+  EXPECT_EQ(rec->hooks, (std::vector<std::string>{"createState", "onCreate"}));
+  ASSERT_EQ(store.pending(), 1u);
+  EXPECT_EQ(store.pending_write(0).has_initialized, true);
+  EXPECT_EQ(count_of(*store.pending_write(0).state), 10);
+  EXPECT_FALSE(*done);
+  store.release_all();
+  settle();
+  ASSERT_TRUE(*done);
+  EXPECT_TRUE(**done);
+  EXPECT_EQ(rec->hooks, (std::vector<std::string>{"createState", "onCreate", "onWake"}));
+  EXPECT_EQ(inst->lifecycle(), ActorInstance::Lifecycle::kStarted);
+}
+
+TEST_F(InstanceTest, WakeRestoresStateAndRunsOnlyOnWake) {
+  store.persisted.has_initialized = true;
+  store.persisted.state = protocol::cbor_encode(Value::object({{"count", 42}}));
+  auto inst = started();
+  EXPECT_EQ(rec->hooks, (std::vector<std::string>{"onWake"}));
+  auto r = spawn(inst, inst->run_action(nullptr, "read", {}));
+  settle();
+  ASSERT_TRUE(*r && **r);
+  EXPECT_EQ((**r)->as_int(), 42);
+}
+
+TEST_F(InstanceTest, ReplyWaitsUntilTheStateChangeIsDurable) {
+  auto inst = started();
+  auto reply = std::make_shared<std::optional<Result<Value>>>();
+  auto flow = [](std::shared_ptr<ActorInstance> i,
+                 std::shared_ptr<std::optional<Result<Value>>> out) -> Task<bool> {
+    auto action = i->run_action(nullptr, "increment", Array{Value{5}});
+    auto result = co_await std::move(action);
+    auto wait = i->wait_durable(i->checkpoint());
+    auto durable = co_await std::move(wait);
+    *out = durable ? std::move(result) : Result<Value>(fail(durable.error()));
+    co_return true;
+  };
+  auto done = spawn(inst, flow(inst, reply));
+  settle();
+  EXPECT_FALSE(*reply) << "the reply must wait for the commit";
+  ASSERT_EQ(store.pending(), 1u);
+  EXPECT_EQ(count_of(*store.pending_write(0).state), 15);
+  store.release_all();
+  settle();
+  ASSERT_TRUE(*reply);
+  ASSERT_TRUE(**reply);
+  EXPECT_EQ((**reply)->as_int(), 15);
+}
+
+TEST_F(InstanceTest, EventsAndResponsesLeaveInOrderAfterTheCommit) {
+  auto inst = started();
+  auto socket = std::make_shared<RecordingSocket>();
+  auto open = spawn(inst, inst->open_connection(ConnKind::kActorConnect, Value{}, Request{},
+                                                protocol::client::Encoding::kJson, socket));
+  settle();
+  ASSERT_TRUE(*open && **open);
+  auto conn = ***open;
+  conn->subscribe("newCount");
+  ASSERT_TRUE(socket->sent.empty());  // the router sends Init; nothing else yet
+
+  auto flow = [](std::shared_ptr<ActorInstance> i, std::shared_ptr<Connection> c) -> Task<bool> {
+    auto action = i->run_action(c.get(), "increment", Array{Value{1}});
+    auto result = co_await std::move(action);
+    i->send_message(*c, protocol::client::ToClient{protocol::client::ActionResponse{7, *result}});
+    co_return true;
+  };
+  auto done = spawn(inst, flow(inst, conn));
+  settle();
+  EXPECT_TRUE(socket->sent.empty()) << "event and response wait for durability";
+  store.release_all();
+  settle();
+  ASSERT_EQ(socket->sent.size(), 2u);
+  EXPECT_NE(socket->sent[0].data.find("\"Event\""), std::string::npos) << socket->sent[0].data;
+  EXPECT_NE(socket->sent[1].data.find("\"ActionResponse\""), std::string::npos)
+      << socket->sent[1].data;
+  EXPECT_EQ(rec->hooks, (std::vector<std::string>{"createState", "onCreate", "onWake",
+                                                  "onBeforeConnect", "onConnect"}));
+}
+
+TEST_F(InstanceTest, FailedCommitFailsTheReplyAndClosesGatedConnections) {
+  auto inst = started();
+  auto socket = std::make_shared<RecordingSocket>();
+  auto open = spawn(inst, inst->open_connection(ConnKind::kActorConnect, Value{}, Request{},
+                                                protocol::client::Encoding::kJson, socket));
+  settle();
+  auto conn = ***open;
+  conn->subscribe("newCount");
+  auto flow = [](std::shared_ptr<ActorInstance> i) -> Task<bool> {
+    auto action = i->run_action(nullptr, "increment", Array{Value{1}});
+    co_await std::move(action);
+    auto wait = i->wait_durable(i->checkpoint());
+    auto durable = co_await std::move(wait);
+    co_return durable.has_value();
+  };
+  auto durable = spawn(inst, flow(inst));
+  settle();
+  store.fail_all();
+  settle();
+  ASSERT_TRUE(*durable);
+  EXPECT_FALSE(**durable) << "a reply whose state was not saved must not be acknowledged";
+  EXPECT_TRUE(socket->sent.empty());
+  ASSERT_TRUE(socket->closed);
+  EXPECT_EQ(socket->closed->code, 1011);
+}
+
+TEST_F(InstanceTest, ErrorsAreStructuredAndInternalDetailsStayHidden) {
+  auto inst = started();
+  auto user = spawn(inst, inst->run_action(nullptr, "user_fail", {}));
+  auto boom = spawn(inst, inst->run_action(nullptr, "boom", {}));
+  auto missing = spawn(inst, inst->run_action(nullptr, "nope", {}));
+  auto bad_arg = spawn(inst, inst->run_action(nullptr, "increment", Array{Value{"x"}}));
+  settle();
+  ASSERT_TRUE(*user && *boom && *missing && *bad_arg);
+  EXPECT_EQ((*user)->error().qualified_code(), "user.my_code");
+  EXPECT_EQ((*user)->error().message, "nope");
+  EXPECT_EQ((*boom)->error().qualified_code(), "core.internal_error");
+  EXPECT_EQ((*boom)->error().message, kInternalErrorMessage);
+  EXPECT_EQ((*missing)->error().qualified_code(), "actor.action_not_found");
+  EXPECT_EQ((*bad_arg)->error().qualified_code(), "actor.invalid_request");
+}
+
+TEST_F(InstanceTest, ActionTimeoutCancelsTheAction) {
+  ActorOptions options;
+  options.action_timeout = std::chrono::milliseconds(20);
+  auto inst = started(options);
+  auto r = spawn(inst, inst->run_action(nullptr, "slow", {}));
+  for (int i = 0; i < 200 && !*r; ++i) {
+    io.restart();
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(*r);
+  ASSERT_FALSE(**r);
+  EXPECT_EQ((*r)->error().qualified_code(), "actor.action_timed_out");
+}
+
+TEST_F(InstanceTest, RejectedConnectionIsNeverAddedAndGetsNoDisconnect) {
+  auto inst = started();
+  auto open = spawn(inst, inst->open_connection(ConnKind::kHttp, Value{"deny"}, Request{},
+                                                protocol::client::Encoding::kJson, nullptr));
+  settle();
+  ASSERT_TRUE(*open);
+  ASSERT_FALSE(**open);
+  EXPECT_EQ((*open)->error().qualified_code(), "user.denied");
+  EXPECT_TRUE(inst->conns().empty());
+  EXPECT_EQ(std::count(rec->hooks.begin(), rec->hooks.end(), "onDisconnect"), 0);
+}
+
+TEST_F(InstanceTest, DisconnectRunsOnce) {
+  auto inst = started();
+  auto open = spawn(inst, inst->open_connection(ConnKind::kHttp, Value{}, Request{},
+                                                protocol::client::Encoding::kJson, nullptr));
+  settle();
+  auto conn = ***open;
+  auto a = spawn(inst, [](std::shared_ptr<ActorInstance> i, std::shared_ptr<Connection> c) -> Task<bool> {
+    auto first = i->close_connection(c);
+    co_await std::move(first);
+    auto second = i->close_connection(c);
+    co_await std::move(second);
+    co_return true;
+  }(inst, conn));
+  settle();
+  EXPECT_EQ(std::count(rec->hooks.begin(), rec->hooks.end(), "onDisconnect"), 1);
+}
+
+}  // namespace
+}  // namespace rivetkit::core
