@@ -83,14 +83,22 @@ std::optional<BigInt> BigInt::parse(std::string_view text) {
     text.remove_prefix(1);
   }
   BigInt b;
-  b.decimal_ = (negative && text != "0") ? "-" + std::string(text) : std::string(text);
+  b.decimal_.clear();
+  if (negative && text != "0") {
+    b.decimal_.push_back('-');
+  }
+  b.decimal_.append(text);
   return b;
 }
 
 BigInt BigInt::from_magnitude(const std::vector<std::uint8_t>& be, bool negative) {
   BigInt b;
   std::string digits = magnitude_to_decimal(be);
-  b.decimal_ = (negative && digits != "0") ? "-" + digits : digits;
+  b.decimal_.clear();
+  if (negative && digits != "0") {
+    b.decimal_.push_back('-');
+  }
+  b.decimal_.append(digits);
   return b;
 }
 
