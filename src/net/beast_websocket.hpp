@@ -11,7 +11,10 @@
 // - send()/close() may be called from any thread: they post to the strand. A single writer
 //   coroutine drains the queue in order, then sends the close frame if one was requested.
 // - receive() runs one read on the strand (co_spawn onto it) and resumes the caller on the
-//   caller's own executor. It has a single consumer.
+//   caller's own executor. It has a single consumer. Do not cancel a pending receive() (Beast
+//   leaves the stream unusable after a cancelled read); call close() instead, which makes it
+//   return nullopt once the closing handshake ends.
+// - Before the socket ended, close_info() is {1005, ""} (no meaning yet).
 // - close_info is written once (first reason wins) and read under a mutex.
 //
 // Close codes reported by close_info():
