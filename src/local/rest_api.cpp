@@ -289,6 +289,7 @@ Task<net::HttpResponse> destroy_actor(std::shared_ptr<LocalContext> ctx, std::st
     co_return engine_error(core::actor_not_found(actor_id));
   }
   // Stop the running instance first (its connections close), then wipe the data.
+  ctx->directory.erase(actor_id);
   auto release_op = ctx->runtime.release(actor_id);
   co_await std::move(release_op);
   auto destroy_op = ctx->store->destroy_actor(actor_id, ctx->clock.now_ms());

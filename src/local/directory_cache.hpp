@@ -1,0 +1,38 @@
+#pragma once
+// In-memory cache of the actor directory for the gateway hot path: (name, key) -> record and
+// id -> record for live actors, so routing a request to a known actor costs no storage round trip
+// (a getOrCreate handle sends its query on every call, client-protocol.md §5.2). The store stays
+// the source of truth: entries are added after the store answered, removed on destroy, and the
+// cache is simply cleared when it grows past its bound.
+
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "storage/local_store.hpp"
+
+namespace rivetkit::local {
+
+class DirectoryCache {
+ public:
+  explicit DirectoryCache(std::size_t max_entries = 200'000) : max_entries_(max_entries) {}
+
+  std::optional<storage::ActorRecord> by_id(const std::string& actor_id) const;
+  std::optional<storage::ActorRecord> by_key(const std::string& name, const std::string& key) const;
+  /// Remembers a live actor (destroyed records are ignored).
+  void put(const storage::ActorRecord& record);
+  void erase(const std::string& actor_id);
+
+ private:
+  static std::string key_of(const std::string& name, const std::string& key) {
+    return name + '\0' + key;
+  }
+  mutable std::mutex mutex_;
+  std::size_t max_entries_;
+  std::unordered_map<std::string, storage::ActorRecord> by_id_;
+  std::unordered_map<std::string, std::string> by_key_;
+};
+
+}  // namespace rivetkit::local
