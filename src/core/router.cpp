@@ -96,6 +96,17 @@ Task<T> on_strand(const std::shared_ptr<ActorInstance>& instance, Task<T> task) 
 
 // ---- HTTP action ------------------------------------------------------------------------------
 
+// Ends the short-lived connection of an HTTP call, then applies the output gate: the response
+// leaves only once the state it depends on is durable.
+Task<Result<void>> finish_transient(std::shared_ptr<ActorInstance> instance,
+                                    std::shared_ptr<Connection> conn) {
+  auto close_op = instance->close_connection(std::move(conn));
+  co_await std::move(close_op);
+  std::uint64_t seq = instance->checkpoint();
+  auto durable_op = instance->wait_durable(seq);
+  co_return co_await std::move(durable_op);
+}
+
 Task<Result<Value>> http_action_on_strand(std::shared_ptr<ActorInstance> instance, Value params,
                                           Request request, client::Encoding encoding,
                                           std::string name, Array args) {
@@ -107,14 +118,10 @@ Task<Result<Value>> http_action_on_strand(std::shared_ptr<ActorInstance> instanc
   }
   auto action_op = instance->run_action(conn->get(), std::move(name), std::move(args));
   auto result = co_await std::move(action_op);
-  auto close_op = instance->close_connection(*conn);
-  co_await std::move(close_op);
-  // The output gate: the reply leaves only once what it depends on is durable.
-  std::uint64_t seq = instance->checkpoint();
-  auto durable_op = instance->wait_durable(seq);
-  auto durable = co_await std::move(durable_op);
-  if (!durable) {
-    co_return fail(durable.error());
+  auto finish_op = finish_transient(instance, std::move(*conn));
+  auto finished = co_await std::move(finish_op);
+  if (!finished) {
+    co_return fail(finished.error());
   }
   co_return result;
 }
@@ -203,13 +210,10 @@ Task<Result<Response>> raw_request_on_strand(std::shared_ptr<ActorInstance> inst
       result = fail(action_timed_out());
     }
   }
-  auto close_op = instance->close_connection(*conn);
-  co_await std::move(close_op);
-  std::uint64_t seq = instance->checkpoint();
-  auto durable_op = instance->wait_durable(seq);
-  auto durable = co_await std::move(durable_op);
-  if (!durable) {
-    co_return fail(durable.error());
+  auto finish_op = finish_transient(instance, std::move(*conn));
+  auto finished = co_await std::move(finish_op);
+  if (!finished) {
+    co_return fail(finished.error());
   }
   co_return result;
 }
