@@ -14,20 +14,65 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rivetkit::storage {
 
-/// The persisted part of an actor (core-semantics.md §2.2: `_rivet_actor` + `_rivet_actor_state`).
+/// A connection that survives the actor's sleep (core-semantics.md §2.5, §4 "What survives
+/// sleep"): a `/connect` socket, or a raw WebSocket the actor allowed to hibernate.
+struct PersistedConn {
+  std::string conn_id;
+  /// "connect" (actor-connect protocol) or "websocket" (raw).
+  std::string kind = "connect";
+  /// "json" | "cbor" | "bare" (connect sockets).
+  std::string encoding = "bare";
+  std::string params;  // CBOR of the connection params
+  std::string state;   // CBOR of the connection state
+  std::vector<std::string> subscriptions;
+  std::string request_path;     // the path the socket was opened on, with its query
+  std::string request_headers;  // CBOR map of the opening request's headers, names lower-cased
+  // Engine mode (envoy-protocol.md §4.11): the tunnel ids and message indexes. Unused locally.
+  std::string gateway_id;  // 4 bytes or empty
+  std::string request_id;  // 4 bytes or empty
+  std::uint16_t server_message_index = 0;
+  std::uint16_t client_message_index = 0;
+};
+
+/// A scheduled action (core-semantics.md §5, one-shot kind).
+struct PersistedSchedule {
+  std::string event_id;             // UUID v4
+  std::int64_t trigger_at = 0;      // ms since the epoch
+  std::string action;
+  std::optional<std::string> args;  // CBOR of the argument array; nullopt for no arguments
+  std::int64_t created_at = 0;      // ms since the epoch
+  /// Failed runs so far (rivetkit-cpp retries failing schedules with backoff; RivetKit drops them).
+  std::uint32_t attempts = 0;
+};
+
+/// The persisted part of an actor (core-semantics.md §2.2: `_rivet_actor` + `_rivet_actor_state`,
+/// `_rivet_conns` + `_rivet_conn_state`, `_rivet_schedule_events`).
 struct PersistedActor {
   bool has_initialized = false;
   std::optional<std::string> input;  // compat-CBOR bytes of the create input
   std::optional<std::string> state;  // CBOR bytes of the user state; nullopt before the first save
+  std::vector<PersistedConn> conns;  // in conn_id order
+  std::vector<PersistedSchedule> schedules;  // ordered by (trigger_at, event_id)
 };
 
-/// One atomic write. Fields left empty are not touched.
+/// One atomic write: everything in it commits together or not at all. Fields left empty are not
+/// touched. An upsert replaces the whole row with the same id; deleting an absent id is a no-op.
 struct ActorWrite {
   std::optional<std::string> state;
   std::optional<bool> has_initialized;
+  std::vector<PersistedConn> conn_upserts;
+  std::vector<std::string> conn_deletes;
+  std::vector<PersistedSchedule> schedule_upserts;
+  std::vector<std::string> schedule_deletes;
+
+  bool empty() const {
+    return !state && !has_initialized && conn_upserts.empty() && conn_deletes.empty()
+           && schedule_upserts.empty() && schedule_deletes.empty();
+  }
 };
 
 class ActorStore {
