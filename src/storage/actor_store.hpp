@@ -40,8 +40,8 @@ struct PersistedConn {
 
 /// A scheduled action (core-semantics.md §5, one-shot kind).
 struct PersistedSchedule {
-  std::string event_id;             // UUID v4
-  std::int64_t trigger_at = 0;      // ms since the epoch
+  std::string event_id;         // UUID v4
+  std::int64_t trigger_at = 0;  // ms since the epoch
   std::string action;
   std::optional<std::string> args;  // CBOR of the argument array; nullopt for no arguments
   std::int64_t created_at = 0;      // ms since the epoch
@@ -61,6 +61,7 @@ struct PersistedActor {
 
 /// One atomic write: everything in it commits together or not at all. Fields left empty are not
 /// touched. An upsert replaces the whole row with the same id; deleting an absent id is a no-op.
+/// Upserts apply before deletes, so an id listed in both ends up deleted.
 struct ActorWrite {
   std::optional<std::string> state;
   std::optional<bool> has_initialized;

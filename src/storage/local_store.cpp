@@ -30,6 +30,7 @@
 #include <limits>
 #include <mutex>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 
 namespace rivetkit::storage {
@@ -59,6 +60,17 @@ Error invalid_record(std::string_view what) {
 Error injected(std::string_view what) {
   return Error{"storage", "sqlite_error", fmt::format("injected {}", what),
                Value::object({{"code", SQLITE_IOERR}}), false};
+}
+
+template <class T>
+T clamp_to(std::int64_t v) {
+  if (v < 0) {
+    return 0;
+  }
+  if (static_cast<std::uint64_t>(v) > std::numeric_limits<T>::max()) {
+    return std::numeric_limits<T>::max();
+  }
+  return static_cast<T>(v);
 }
 
 std::uint32_t to_generation(std::int64_t v) {
@@ -122,6 +134,87 @@ Result<void> run_once(Statement& s) {
   return s.run();
 }
 
+/// A read transaction on the reader connection: every statement in it sees one snapshot. Ended
+/// (rolled back: it wrote nothing) when the scope ends, so the reader never pins a WAL snapshot.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(Database& db, Statement& begin, Statement& rollback)
+      : db_(db), rollback_(rollback), begun_(run_once(begin)) {}
+  ~ReadTransaction() {
+    if (db_.in_transaction()) {
+      (void)run_once(rollback_);
+    }
+  }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+  /// Whether BEGIN succeeded.
+  const Result<void>& begun() const { return begun_; }
+
+ private:
+  Database& db_;
+  Statement& rollback_;
+  Result<void> begun_;
+};
+
+/// Runs `s` (already bound) to completion, calling `row(s)` for each row.
+template <class Fn>
+Result<void> for_each_row(Statement& s, Fn&& row) {
+  while (true) {
+    auto more = s.step();
+    if (!more) {
+      return fail(std::move(more.error()));
+    }
+    if (!*more) {
+      return {};
+    }
+    if (auto r = row(s); !r) {
+      return r;
+    }
+  }
+}
+
+Result<void> read_conns(Statement& s, std::int64_t rid, std::vector<PersistedConn>& out) {
+  StatementScope scope(s);
+  s.bind_int64(1, rid);
+  return for_each_row(s, [&out](const Statement& row) -> Result<void> {
+    PersistedConn conn;
+    conn.conn_id = row.column_text(0);
+    conn.kind = row.column_text(1);
+    conn.encoding = row.column_text(2);
+    conn.params = row.column_blob(3);
+    conn.state = row.column_blob(4);
+    auto subscriptions = decode_subscriptions(row.column_blob(5));
+    if (!subscriptions) {
+      return fail(std::move(subscriptions.error()));
+    }
+    conn.subscriptions = std::move(*subscriptions);
+    conn.request_path = row.column_text(6);
+    conn.request_headers = row.column_blob(7);
+    conn.gateway_id = row.column_blob(8);
+    conn.request_id = row.column_blob(9);
+    conn.server_message_index = clamp_to<std::uint16_t>(row.column_int64(10));
+    conn.client_message_index = clamp_to<std::uint16_t>(row.column_int64(11));
+    out.push_back(std::move(conn));
+    return {};
+  });
+}
+
+Result<void> read_schedules(Statement& s, std::int64_t rid, std::vector<PersistedSchedule>& out) {
+  StatementScope scope(s);
+  s.bind_int64(1, rid);
+  return for_each_row(s, [&out](const Statement& row) -> Result<void> {
+    PersistedSchedule schedule;
+    schedule.event_id = row.column_text(0);
+    schedule.trigger_at = row.column_int64(1);
+    schedule.action = row.column_text(2);
+    schedule.args = row.column_optional_blob(3);
+    schedule.created_at = row.column_int64(4);
+    schedule.attempts = clamp_to<std::uint32_t>(row.column_int64(5));
+    out.push_back(std::move(schedule));
+    return {};
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Connections
 
@@ -131,12 +224,17 @@ struct Stats {
   std::atomic<std::uint64_t> failed_transactions{0};
   std::atomic<std::uint64_t> max_batch{0};
   std::atomic<std::uint64_t> read_ops{0};
+  std::atomic<std::uint64_t> generations_reserved{0};
+  std::atomic<std::uint64_t> generations_from_memory{0};
 };
 
 struct WriterConn {
   Database db;
   Statement begin, commit, rollback, savepoint, release, rollback_to;
-  Statement find_live, insert_actor, destroy_mark, delete_state, next_generation, upsert_state;
+  Statement find_live, insert_actor, destroy_mark, reserve_generation;
+  Statement live_rid, upsert_state, upsert_conn, delete_conn, upsert_schedule, delete_schedule;
+  // destroy_actor: every per-actor table
+  Statement delete_state, delete_conns, delete_schedules;
 
   void close() {
     *this = WriterConn{};  // finalizes the statements, then closes the connection
@@ -145,7 +243,8 @@ struct WriterConn {
 
 struct ReaderConn {
   Database db;
-  Statement get_by_id, find_live, load;
+  Statement begin, rollback;  // a read transaction: one snapshot for several statements
+  Statement get_by_id, find_live, load, load_conns, load_schedules, live_generation, pending_alarms;
   // [has key][include destroyed]
   std::array<std::array<Statement, 2>, 2> list;
 
@@ -187,15 +286,26 @@ Result<void> prepare_writer(WriterConn& c) {
     "UPDATE actors SET destroy_ts = ?2, input = NULL WHERE actor_id = ?1 AND destroy_ts IS NULL "
     "RETURNING rid");
   p(c.delete_state, "DELETE FROM actor_state WHERE rid = ?1");
-  p(c.next_generation,
-    "UPDATE actors SET generation = generation + 1 WHERE actor_id = ?1 AND destroy_ts IS NULL "
-    "RETURNING generation");
-  // The WHERE clause also keeps the parser from reading ON CONFLICT as a join constraint.
+  p(c.delete_conns, "DELETE FROM actor_conns WHERE rid = ?1");
+  p(c.delete_schedules, "DELETE FROM actor_schedules WHERE rid = ?1");
+  p(c.reserve_generation,
+    "UPDATE actors SET generation = generation + ?2 WHERE actor_id = ?1 AND destroy_ts IS NULL "
+    "RETURNING rid, generation");
+  p(c.live_rid, "SELECT rid FROM actors WHERE actor_id = ?1 AND destroy_ts IS NULL");
   p(c.upsert_state,
-    "INSERT INTO actor_state(rid, has_initialized, state) "
-    "SELECT rid, coalesce(?2, 0), ?3 FROM actors WHERE actor_id = ?1 AND destroy_ts IS NULL "
+    "INSERT INTO actor_state(rid, has_initialized, state) VALUES (?1, coalesce(?2, 0), ?3) "
     "ON CONFLICT(rid) DO UPDATE SET has_initialized = coalesce(?2, has_initialized), "
     "state = coalesce(?3, state)");
+  p(c.upsert_conn,
+    "INSERT OR REPLACE INTO actor_conns(rid, conn_id, kind, encoding, params, state, "
+    "subscriptions, request_path, request_headers, gateway_id, request_id, "
+    "server_message_index, client_message_index) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+  p(c.delete_conn, "DELETE FROM actor_conns WHERE rid = ?1 AND conn_id = ?2");
+  p(c.upsert_schedule,
+    "INSERT OR REPLACE INTO actor_schedules(rid, event_id, trigger_at, action, args, created_at, "
+    "attempts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  p(c.delete_schedule, "DELETE FROM actor_schedules WHERE rid = ?1 AND event_id = ?2");
   if (p.error) {
     return fail(std::move(*p.error));
   }
@@ -208,9 +318,16 @@ Result<void> prepare_reader(ReaderConn& c) {
   p(c.find_live, fmt::format("SELECT {} FROM actors WHERE name = ?1 AND key = ?2 AND destroy_ts IS "
                              "NULL",
                              kActorColumns));
+  p(c.begin, "BEGIN");
+  p(c.rollback, "ROLLBACK");
   p(c.load,
-    "SELECT a.destroy_ts, a.input, s.has_initialized, s.state FROM actors a "
+    "SELECT a.destroy_ts, a.input, s.has_initialized, s.state, a.rid FROM actors a "
     "LEFT JOIN actor_state s ON s.rid = a.rid WHERE a.actor_id = ?1");
+  p(c.load_conns, kLoadConnsSql);
+  p(c.load_schedules, kLoadSchedulesSql);
+  p(c.live_generation,
+    "SELECT rid, generation FROM actors WHERE actor_id = ?1 AND destroy_ts IS NULL");
+  p(c.pending_alarms, kPendingAlarmsSql);
   // One statement per shape (schema.hpp list_actors_sql).
   for (std::size_t by_key = 0; by_key < 2; ++by_key) {
     for (std::size_t all = 0; all < 2; ++all) {
@@ -277,6 +394,109 @@ Result<Database> open_reader(const std::string& path,
     return fail(std::move(r.error()));
   }
   return db;
+}
+
+/// Applies one ActorWrite to the live actor `rid` (inside the op's savepoint).
+Result<void> apply_write(WriterConn& c, std::int64_t rid, const ActorWrite& write) {
+  if (write.state || write.has_initialized) {
+    StatementScope scope(c.upsert_state);
+    c.upsert_state.bind_int64(1, rid);
+    if (write.has_initialized) {
+      c.upsert_state.bind_int64(2, *write.has_initialized ? 1 : 0);
+    } else {
+      c.upsert_state.bind_null(2);
+    }
+    c.upsert_state.bind_optional_blob(3, write.state);
+    if (auto r = c.upsert_state.run(); !r) {
+      return r;
+    }
+  }
+  for (const PersistedConn& conn : write.conn_upserts) {
+    // Outlives the statement's use of it (SQLITE_STATIC binding, reset by the scope first).
+    const std::string subscriptions = encode_subscriptions(conn.subscriptions);
+    StatementScope scope(c.upsert_conn);
+    Statement& s = c.upsert_conn;
+    s.bind_int64(1, rid);
+    s.bind_text(2, conn.conn_id);
+    s.bind_text(3, conn.kind);
+    s.bind_text(4, conn.encoding);
+    s.bind_blob(5, conn.params);
+    s.bind_blob(6, conn.state);
+    s.bind_blob(7, subscriptions);
+    s.bind_text(8, conn.request_path);
+    s.bind_blob(9, conn.request_headers);
+    s.bind_blob(10, conn.gateway_id);
+    s.bind_blob(11, conn.request_id);
+    s.bind_int64(12, conn.server_message_index);
+    s.bind_int64(13, conn.client_message_index);
+    if (auto r = s.run(); !r) {
+      return r;
+    }
+  }
+  for (const std::string& conn_id : write.conn_deletes) {
+    StatementScope scope(c.delete_conn);
+    c.delete_conn.bind_int64(1, rid);
+    c.delete_conn.bind_text(2, conn_id);
+    if (auto r = c.delete_conn.run(); !r) {
+      return r;
+    }
+  }
+  for (const PersistedSchedule& schedule : write.schedule_upserts) {
+    StatementScope scope(c.upsert_schedule);
+    Statement& s = c.upsert_schedule;
+    s.bind_int64(1, rid);
+    s.bind_text(2, schedule.event_id);
+    s.bind_int64(3, schedule.trigger_at);
+    s.bind_text(4, schedule.action);
+    s.bind_optional_blob(5, schedule.args);
+    s.bind_int64(6, schedule.created_at);
+    s.bind_int64(7, schedule.attempts);
+    if (auto r = s.run(); !r) {
+      return r;
+    }
+  }
+  for (const std::string& event_id : write.schedule_deletes) {
+    StatementScope scope(c.delete_schedule);
+    c.delete_schedule.bind_int64(1, rid);
+    c.delete_schedule.bind_text(2, event_id);
+    if (auto r = c.delete_schedule.run(); !r) {
+      return r;
+    }
+  }
+  return {};
+}
+
+/// The (rid, new generation) of a durable bump by `count` of a live actor.
+struct Reserved {
+  std::int64_t rid = 0;
+  std::uint32_t ceiling = 0;
+};
+
+Result<Reserved> reserve_generations(WriterConn& c,
+                                     const std::string& actor_id,
+                                     std::uint32_t count) {
+  StatementScope scope(c.reserve_generation);
+  c.reserve_generation.bind_text(1, actor_id);
+  c.reserve_generation.bind_int64(2, count);
+  auto row = c.reserve_generation.step();
+  if (!row) {
+    return fail(std::move(row.error()));
+  }
+  if (!*row) {
+    return fail(not_found(actor_id));
+  }
+  const std::int64_t rid = c.reserve_generation.column_int64(0);
+  const std::int64_t ceiling = c.reserve_generation.column_int64(1);
+  if (auto done = c.reserve_generation.run(); !done) {
+    return fail(std::move(done.error()));
+  }
+  if (ceiling > std::numeric_limits<std::uint32_t>::max()) {
+    // Failing the op rolls the bump back (its savepoint).
+    return fail(Error{"storage", "generation_exhausted",
+                      fmt::format("actor '{}' has used every generation", actor_id), std::nullopt,
+                      false});
+  }
+  return Reserved{rid, static_cast<std::uint32_t>(ceiling)};
 }
 
 using WriteOp = detail::Op<WriterConn>;
@@ -367,7 +587,8 @@ class LocalStoreImpl final : public LocalStore,
 
   Task<Result<bool>> destroy_actor(std::string actor_id, std::int64_t now_ms) override {
     return submit_write<bool>(
-        "destroy_actor", [actor_id = std::move(actor_id), now_ms](WriterConn& c) -> Result<bool> {
+        "destroy_actor",
+        [this, actor_id = std::move(actor_id), now_ms](WriterConn& c) -> Result<bool> {
           std::int64_t rid = 0;
           {
             StatementScope scope(c.destroy_mark);
@@ -385,57 +606,50 @@ class LocalStoreImpl final : public LocalStore,
               return fail(std::move(done.error()));
             }
           }
-          // Wipe the persisted data. Later per-actor tables (conns, schedules, KV, queues) join
-          // here.
-          StatementScope scope(c.delete_state);
-          c.delete_state.bind_int64(1, rid);
-          if (auto r = c.delete_state.run(); !r) {
-            return fail(std::move(r.error()));
+          // Wipe the persisted data: every per-actor table (later also KV, queues).
+          for (Statement* s : {&c.delete_state, &c.delete_conns, &c.delete_schedules}) {
+            StatementScope scope(*s);
+            s->bind_int64(1, rid);
+            if (auto r = s->run(); !r) {
+              return fail(std::move(r.error()));
+            }
           }
+          // Safe even if this write rolls back: forgetting a block only skips its numbers.
+          forget_generations(rid);
           return true;
         });
   }
 
   Task<Result<std::uint32_t>> next_generation(std::string actor_id) override {
-    return submit_write<std::uint32_t>(
-        "next_generation",
-        [actor_id = std::move(actor_id)](WriterConn& c) -> Result<std::uint32_t> {
-          StatementScope scope(c.next_generation);
-          c.next_generation.bind_text(1, actor_id);
-          auto row = c.next_generation.step();
-          if (!row) {
-            return fail(std::move(row.error()));
-          }
-          if (!*row) {
-            return fail(not_found(actor_id));
-          }
-          std::uint32_t generation = to_generation(c.next_generation.column_int64(0));
-          if (auto done = c.next_generation.run(); !done) {
-            return fail(std::move(done.error()));
-          }
-          return generation;
-        });
+    return reserve_and_take(shared_from_this(), std::move(actor_id), 1, "next_generation");
+  }
+
+  Task<Result<std::uint32_t>> acquire_generation(std::string actor_id) override {
+    return acquire_generation_impl(shared_from_this(), std::move(actor_id));
   }
 
   Task<Result<void>> commit_actor(std::string actor_id, ActorWrite write) {
+    // An empty write still goes through the queue: it completes after every earlier write (a
+    // barrier) and checks the actor. It changes nothing, so a batch of only such writes commits
+    // without writing the WAL, i.e. without an fsync.
     return submit_write<void>(
         "commit",
         [actor_id = std::move(actor_id), write = std::move(write)](WriterConn& c) -> Result<void> {
-          StatementScope scope(c.upsert_state);
-          c.upsert_state.bind_text(1, actor_id);
-          if (write.has_initialized) {
-            c.upsert_state.bind_int64(2, *write.has_initialized ? 1 : 0);
-          } else {
-            c.upsert_state.bind_null(2);
+          std::int64_t rid = 0;
+          {
+            StatementScope scope(c.live_rid);
+            c.live_rid.bind_text(1, actor_id);
+            auto row = c.live_rid.step();
+            if (!row) {
+              return fail(std::move(row.error()));
+            }
+            if (!*row) {
+              return fail(not_found(actor_id));  // unknown or destroyed
+            }
+            rid = c.live_rid.column_int64(0);
           }
-          c.upsert_state.bind_optional_blob(3, write.state);
-          if (auto r = c.upsert_state.run(); !r) {
-            return fail(std::move(r.error()));
-          }
-          if (c.db.changes() == 0) {
-            return fail(not_found(actor_id));  // unknown or destroyed
-          }
-          return {};
+          // All of it or nothing: a failure rolls the op's savepoint back.
+          return apply_write(c, rid, write);
         });
   }
 
@@ -495,21 +709,53 @@ class LocalStoreImpl final : public LocalStore,
   Task<Result<PersistedActor>> load_actor(std::string actor_id) {
     return submit_read<PersistedActor>(
         "load", [actor_id = std::move(actor_id)](ReaderConn& c) -> Result<PersistedActor> {
-          StatementScope scope(c.load);
-          c.load.bind_text(1, actor_id);
-          auto row = c.load.step();
-          if (!row) {
-            return fail(std::move(row.error()));
-          }
-          if (!*row || !c.load.column_is_null(0)) {
-            return fail(not_found(actor_id));  // unknown or destroyed
+          // One snapshot for the three statements: never state from before a commit with
+          // connections from after it.
+          ReadTransaction txn(c.db, c.begin, c.rollback);
+          if (!txn.begun()) {
+            return fail(txn.begun().error());
           }
           PersistedActor out;
-          out.input = c.load.column_optional_blob(1);
-          out.has_initialized = !c.load.column_is_null(2) && c.load.column_int64(2) != 0;
-          out.state = c.load.column_optional_blob(3);
+          std::int64_t rid = 0;
+          {
+            StatementScope scope(c.load);
+            c.load.bind_text(1, actor_id);
+            auto row = c.load.step();
+            if (!row) {
+              return fail(std::move(row.error()));
+            }
+            if (!*row || !c.load.column_is_null(0)) {
+              return fail(not_found(actor_id));  // unknown or destroyed
+            }
+            out.input = c.load.column_optional_blob(1);
+            out.has_initialized = !c.load.column_is_null(2) && c.load.column_int64(2) != 0;
+            out.state = c.load.column_optional_blob(3);
+            rid = c.load.column_int64(4);
+          }
+          if (auto r = read_conns(c.load_conns, rid, out.conns); !r) {
+            return fail(std::move(r.error()));
+          }
+          if (auto r = read_schedules(c.load_schedules, rid, out.schedules); !r) {
+            return fail(std::move(r.error()));
+          }
           return out;
         });
+  }
+
+  Task<Result<std::vector<PendingAlarm>>> pending_alarms() override {
+    using Out = std::vector<PendingAlarm>;
+    return submit_read<Out>("pending_alarms", [](ReaderConn& c) -> Result<Out> {
+      Out out;
+      StatementScope scope(c.pending_alarms);
+      auto r = for_each_row(c.pending_alarms, [&out](const Statement& row) -> Result<void> {
+        out.push_back(PendingAlarm{row.column_text(0), row.column_int64(1)});
+        return {};
+      });
+      if (!r) {
+        return fail(std::move(r.error()));
+      }
+      return out;
+    });
   }
 
   Task<Result<void>> verify_consistency_for_test() override {
@@ -526,15 +772,30 @@ class LocalStoreImpl final : public LocalStore,
         const char* sql;
         std::int64_t expected;
       };
-      const std::array<Check, 5> checks = {{
+      const std::array<Check, 9> checks = {{
           {"schema version", "PRAGMA user_version", kSchemaVersion},
           {"state rows without a live actor",
            "SELECT count(*) FROM actor_state s LEFT JOIN actors a ON a.rid = s.rid "
            "WHERE a.rid IS NULL OR a.destroy_ts IS NOT NULL",
            0},
+          {"connection rows without a live actor",
+           "SELECT count(*) FROM actor_conns s LEFT JOIN actors a ON a.rid = s.rid "
+           "WHERE a.rid IS NULL OR a.destroy_ts IS NOT NULL",
+           0},
+          {"schedule rows without a live actor",
+           "SELECT count(*) FROM actor_schedules s LEFT JOIN actors a ON a.rid = s.rid "
+           "WHERE a.rid IS NULL OR a.destroy_ts IS NOT NULL",
+           0},
+          {"message indexes outside u16",
+           "SELECT count(*) FROM actor_conns WHERE server_message_index NOT BETWEEN 0 AND 65535 "
+           "OR client_message_index NOT BETWEEN 0 AND 65535",
+           0},
+          {"negative schedule attempts",
+           "SELECT count(*) FROM actor_schedules WHERE attempts NOT BETWEEN 0 AND 4294967295", 0},
           {"tombstones keeping input",
            "SELECT count(*) FROM actors WHERE destroy_ts IS NOT NULL AND input IS NOT NULL", 0},
-          {"generations below 1", "SELECT count(*) FROM actors WHERE generation < 1", 0},
+          {"generations outside u32",
+           "SELECT count(*) FROM actors WHERE generation NOT BETWEEN 0 AND 4294967295", 0},
           {"duplicate live keys",
            "SELECT count(*) FROM (SELECT 1 FROM actors WHERE destroy_ts IS NULL AND key IS NOT "
            "NULL GROUP BY name, key HAVING count(*) > 1)",
@@ -585,6 +846,8 @@ class LocalStoreImpl final : public LocalStore,
     s.failed_transactions = stats_.failed_transactions.load();
     s.max_batch = stats_.max_batch.load();
     s.read_ops = stats_.read_ops.load();
+    s.generations_reserved = stats_.generations_reserved.load();
+    s.generations_from_memory = stats_.generations_from_memory.load();
     return s;
   }
 
@@ -602,6 +865,117 @@ class LocalStoreImpl final : public LocalStore,
   Task<Result<T>> submit_read(const char* name, Fn fn) {
     return detail::async_submit<T>(*reader_, shared_from_this(), name, std::move(fn),
                                    boost::asio::use_awaitable);
+  }
+
+  // --- generations ------------------------------------------------------------------------------
+  //
+  // actors.generation is the durable ceiling: every generation ever handed out for the actor is
+  // <= it (it is bumped and committed before a number above the old ceiling is returned).
+  // blocks_[rid] = {last, ceiling} records a block this process reserved with a committed write:
+  // (ceiling - block, ceiling] was above every earlier ceiling, so no process handed any of it out
+  // before; `last` is the highest number of it handed out. Handing out last + 1 <= ceiling from
+  // memory therefore needs no write: after a crash the numbers above `last` are simply skipped,
+  // since the next process starts with a fresh block above the durable ceiling.
+  // Entries are set only after their write committed (in the awaiting coroutine), and a block
+  // replaces an entry only if its ceiling is higher, so `last` only grows.
+
+  struct GenerationBlock {
+    std::uint32_t last = 0;
+    std::uint32_t ceiling = 0;
+  };
+
+  /// Result of the reader-side fast path: the actor's rid, and a generation if memory had one.
+  struct FastGeneration {
+    std::int64_t rid = 0;
+    std::optional<std::uint32_t> generation;
+  };
+
+  void remember_block(std::int64_t rid, GenerationBlock block) {
+    std::lock_guard<std::mutex> lock(blocks_mu_);
+    auto it = blocks_.find(rid);
+    if (it != blocks_.end()) {
+      if (it->second.ceiling < block.ceiling) {
+        it->second = block;
+      }
+      return;
+    }
+    if (options_.generation_cache_entries == 0) {
+      return;
+    }
+    if (blocks_.size() >= options_.generation_cache_entries) {
+      blocks_.erase(blocks_.begin());  // forgetting a block only skips its unused numbers
+    }
+    blocks_.emplace(rid, block);
+  }
+
+  void forget_generations(std::int64_t rid) {
+    std::lock_guard<std::mutex> lock(blocks_mu_);
+    blocks_.erase(rid);
+  }
+
+  /// Reader thread: the live actor's rid and, if this process holds a block with numbers left
+  /// that the committed ceiling covers, the next number of it.
+  Result<FastGeneration> take_from_memory(ReaderConn& c, const std::string& actor_id) {
+    StatementScope scope(c.live_generation);
+    c.live_generation.bind_text(1, actor_id);
+    auto row = c.live_generation.step();
+    if (!row) {
+      return fail(std::move(row.error()));
+    }
+    if (!*row) {
+      return fail(not_found(actor_id));  // unknown or destroyed
+    }
+    FastGeneration out;
+    out.rid = c.live_generation.column_int64(0);
+    const std::int64_t durable = c.live_generation.column_int64(1);
+    std::lock_guard<std::mutex> lock(blocks_mu_);
+    auto it = blocks_.find(out.rid);
+    if (it != blocks_.end() && it->second.last < it->second.ceiling
+        && static_cast<std::int64_t>(it->second.ceiling) <= durable) {
+      out.generation = ++it->second.last;
+    }
+    return out;
+  }
+
+  /// Durably bumps the ceiling by `count` and returns the first number of the new block (the
+  /// rest, if any, is remembered for acquire_generation).
+  static Task<Result<std::uint32_t>> reserve_and_take(std::shared_ptr<LocalStoreImpl> self,
+                                                      std::string actor_id,
+                                                      std::uint32_t count,
+                                                      const char* op_name) {
+    auto op = self->submit_write<Reserved>(
+        op_name, [actor_id = std::move(actor_id), count](WriterConn& c) -> Result<Reserved> {
+          return reserve_generations(c, actor_id, count);
+        });
+    auto reserved = co_await std::move(op);
+    if (!reserved) {
+      co_return fail(std::move(reserved.error()));
+    }
+    const std::uint32_t first = reserved->ceiling - count + 1;
+    // Committed: from now on the whole block is ours.
+    self->remember_block(reserved->rid, GenerationBlock{first, reserved->ceiling});
+    co_return first;
+  }
+
+  static Task<Result<std::uint32_t>> acquire_generation_impl(std::shared_ptr<LocalStoreImpl> self,
+                                                             std::string actor_id) {
+    LocalStoreImpl* store = self.get();
+    auto fast_op = self->submit_read<FastGeneration>(
+        "acquire_generation", [store, actor_id](ReaderConn& c) -> Result<FastGeneration> {
+          return store->take_from_memory(c, actor_id);
+        });
+    auto fast = co_await std::move(fast_op);
+    if (!fast) {
+      co_return fail(std::move(fast.error()));
+    }
+    if (fast->generation) {
+      self->stats_.generations_from_memory.fetch_add(1, std::memory_order_relaxed);
+      co_return *fast->generation;
+    }
+    self->stats_.generations_reserved.fetch_add(1, std::memory_order_relaxed);
+    const std::uint32_t block = std::max<std::uint32_t>(1, self->options_.generation_block);
+    auto slow_op = reserve_and_take(self, std::move(actor_id), block, "acquire_generation");
+    co_return co_await std::move(slow_op);
   }
 
   static Result<ActorRecord> insert_actor(WriterConn& c, const ActorRecord& record) {
@@ -750,6 +1124,9 @@ class LocalStoreImpl final : public LocalStore,
   LocalStoreOptions options_;
   std::unique_ptr<FaultVfs> vfs_;  // first: must outlive the connections below
   Stats stats_;
+  std::mutex blocks_mu_;
+  std::unordered_map<std::int64_t, GenerationBlock> blocks_;  // by rid; see "generations"
+
   std::unique_ptr<detail::Worker<WriterConn>> writer_;
   std::unique_ptr<detail::Worker<ReaderConn>> reader_;
   std::mutex close_mu_;

@@ -44,17 +44,33 @@ struct LocalStoreOptions {
   std::size_t max_batch_ops = 1024;
   /// How long a connection waits for a lock held by another process.
   int busy_timeout_ms = 5000;
+  /// acquire_generation: how many generations one durable write reserves for an actor. A larger
+  /// block means fewer wakes that wait for a write; up to block - 1 numbers of an actor are
+  /// skipped per process restart. 1 makes acquire_generation behave like next_generation.
+  std::uint32_t generation_block = 16;
+  /// acquire_generation: most actors whose unused reserved generations are remembered in memory
+  /// (about 40 bytes each). Beyond it an arbitrary entry is forgotten: that actor's next wake
+  /// reserves a new block.
+  std::size_t generation_cache_entries = 65536;
   /// Test-only: injected I/O and commit failures (opens the database through a shim VFS).
   std::shared_ptr<FaultInjector> faults;
 };
 
 /// Counters since open (monotonic; read at any time from any thread).
 struct LocalStoreStats {
-  std::uint64_t write_ops = 0;            // writes executed by the writer thread
-  std::uint64_t transactions = 0;         // committed group-commit transactions
-  std::uint64_t failed_transactions = 0;  // batches whose COMMIT failed or was rolled back
-  std::uint64_t max_batch = 0;            // most writes in one batch
-  std::uint64_t read_ops = 0;             // reads executed by the reader thread
+  std::uint64_t write_ops = 0;                // writes executed by the writer thread
+  std::uint64_t transactions = 0;             // committed group-commit transactions
+  std::uint64_t failed_transactions = 0;      // batches whose COMMIT failed or was rolled back
+  std::uint64_t max_batch = 0;                // most writes in one batch
+  std::uint64_t read_ops = 0;                 // reads executed by the reader thread
+  std::uint64_t generations_reserved = 0;     // acquire_generation calls that needed a write
+  std::uint64_t generations_from_memory = 0;  // acquire_generation calls served without a write
+};
+
+/// One entry of pending_alarms().
+struct PendingAlarm {
+  std::string actor_id;
+  std::int64_t trigger_at = 0;  // ms since the epoch: the actor's earliest schedule
 };
 
 /// One row of the actor directory. `key` is the serialized key (client-protocol.md §4.4); an empty
@@ -68,6 +84,8 @@ struct ActorRecord {
   std::string crash_policy = "sleep";
   std::int64_t create_ts = 0;  // ms since epoch
   std::optional<std::int64_t> destroy_ts;
+  /// Stored as given by create (0 = never started, the first start is 1). Afterwards the highest
+  /// generation handed out or reserved (acquire_generation), not necessarily the running one.
   std::uint32_t generation = 1;
 };
 
@@ -100,14 +118,27 @@ class LocalStore {
                                                               std::string key) = 0;
   /// Newest first.
   virtual Task<Result<std::vector<ActorRecord>>> list_actors(ListQuery query) = 0;
-  /// Marks the actor destroyed (destroy_ts = now) and deletes its persisted data (state, input;
-  /// later also connections, schedules, KV, queues). The tombstone keeps the directory fields so
-  /// get_actor still returns it. Returns false
-  /// when the id is unknown or already destroyed.
+  /// Marks the actor destroyed (destroy_ts = now) and deletes its persisted data (state, input,
+  /// connections, schedules; later also KV, queues) in the same write. The tombstone keeps the
+  /// directory fields so get_actor still returns it. Returns false when the id is unknown or
+  /// already destroyed.
   virtual Task<Result<bool>> destroy_actor(std::string actor_id, std::int64_t now_ms) = 0;
-  /// Bumps and returns the generation (called on every wake). Unknown or destroyed -> error
-  /// `actor.not_found`.
+  /// Bumps and returns the generation with a durable write (one group commit, i.e. an fsync with
+  /// synchronous_full). Unknown or destroyed -> error `actor.not_found`.
   virtual Task<Result<std::uint32_t>> next_generation(std::string actor_id) = 0;
+  /// The generation for a new start of the actor (wake), usually without waiting for a write.
+  /// Guarantees, also across crashes (SIGKILL, power loss with synchronous_full): a number is
+  /// never returned twice for one actor, and every call returns more than every earlier completed
+  /// call (and next_generation) returned for that actor. Numbers are not contiguous: the store
+  /// durably reserves `generation_block` numbers at a time (one write; that call waits for it)
+  /// and hands out the rest of the block from memory after checking on the reader thread that the
+  /// actor is live, so a wake skips the fsync. A restart forgets the unused part of every block.
+  /// Unknown or destroyed -> `actor.not_found`. Mixing it with next_generation is allowed.
+  virtual Task<Result<std::uint32_t>> acquire_generation(std::string actor_id) = 0;
+  /// For every live actor with at least one schedule: (actor_id, earliest trigger_at), ordered by
+  /// trigger_at (ties by creation order). Runs on the reader thread; reads only the schedules
+  /// index and one directory row per such actor.
+  virtual Task<Result<std::vector<PendingAlarm>>> pending_alarms() = 0;
 
   /// The per-actor persistence handle the runtime uses. load() and commit() of an unknown or
   /// destroyed actor fail with `actor.not_found`.

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstddef>
+#include <optional>
 #include <string_view>
 
 namespace rivetkit::storage {
@@ -15,7 +17,7 @@ struct Migration {
 };
 
 // Append-only. Never edit a step that has shipped; add a new one.
-constexpr std::array<Migration, 1> kMigrations = {{
+constexpr std::array<Migration, 2> kMigrations = {{
     {1, R"sql(
 CREATE TABLE meta(
   key TEXT PRIMARY KEY NOT NULL,
@@ -46,6 +48,36 @@ CREATE TABLE actor_state(
 ) STRICT;
 
 INSERT INTO meta(key, value) VALUES ('created_by_schema', 1);
+)sql"},
+    {2, R"sql(
+CREATE TABLE actor_conns(
+  rid INTEGER NOT NULL,
+  conn_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  encoding TEXT NOT NULL,
+  params BLOB NOT NULL,
+  state BLOB NOT NULL,
+  subscriptions BLOB NOT NULL,
+  request_path TEXT NOT NULL,
+  request_headers BLOB NOT NULL,
+  gateway_id BLOB NOT NULL,
+  request_id BLOB NOT NULL,
+  server_message_index INTEGER NOT NULL,
+  client_message_index INTEGER NOT NULL,
+  PRIMARY KEY(rid, conn_id)
+) STRICT;
+
+CREATE TABLE actor_schedules(
+  rid INTEGER NOT NULL,
+  event_id TEXT NOT NULL,
+  trigger_at INTEGER NOT NULL,
+  action TEXT NOT NULL,
+  args BLOB,
+  created_at INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(rid, event_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX actor_schedules_by_time ON actor_schedules(rid, trigger_at);
 )sql"},
 }};
 
@@ -133,6 +165,109 @@ Result<void> migrate_to(sqlite::Database& db, std::int64_t target) {
 
 Result<void> migrate(sqlite::Database& db) {
   return migrate_to(db, kSchemaVersion);
+}
+
+namespace {
+
+constexpr std::uint8_t kCborArray = 0x80;  // major type 4
+constexpr std::uint8_t kCborText = 0x60;   // major type 3
+
+void put_head(std::string& out, std::uint8_t major, std::uint64_t n) {
+  auto byte = [&out](std::uint64_t b) {
+    out.push_back(static_cast<char>(b & 0xFF));
+  };
+  if (n < 24) {
+    byte(major | n);
+  } else if (n <= 0xFF) {
+    byte(major | 24u);
+    byte(n);
+  } else if (n <= 0xFFFF) {
+    byte(major | 25u);
+    byte(n >> 8);
+    byte(n);
+  } else if (n <= 0xFFFFFFFF) {
+    byte(major | 26u);
+    for (int shift = 24; shift >= 0; shift -= 8) {
+      byte(n >> shift);
+    }
+  } else {
+    byte(major | 27u);
+    for (int shift = 56; shift >= 0; shift -= 8) {
+      byte(n >> shift);
+    }
+  }
+}
+
+/// Reads one head of major type `major` at `pos`; nullopt on anything else.
+std::optional<std::uint64_t> get_head(std::string_view in, std::size_t& pos, std::uint8_t major) {
+  if (pos >= in.size()) {
+    return std::nullopt;
+  }
+  const auto first = static_cast<std::uint8_t>(in[pos++]);
+  if ((first & 0xE0) != major) {
+    return std::nullopt;
+  }
+  const std::uint8_t info = first & 0x1F;
+  if (info < 24) {
+    return info;
+  }
+  if (info > 27) {
+    return std::nullopt;  // indefinite lengths and reserved values are never written
+  }
+  const std::size_t len = std::size_t{1} << (info - 24);
+  if (in.size() - pos < len) {
+    return std::nullopt;
+  }
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < len; ++i) {
+    n = (n << 8) | static_cast<std::uint8_t>(in[pos++]);
+  }
+  return n;
+}
+
+Error corrupt(std::string_view what) {
+  return Error{"storage", "corrupt_data", std::string(what), std::nullopt, false};
+}
+
+}  // namespace
+
+std::string encode_subscriptions(const std::vector<std::string>& names) {
+  std::string out;
+  std::size_t size = 9;
+  for (const std::string& name : names) {
+    size += 9 + name.size();
+  }
+  out.reserve(size);
+  put_head(out, kCborArray, names.size());
+  for (const std::string& name : names) {
+    put_head(out, kCborText, name.size());
+    out += name;
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> decode_subscriptions(std::string_view bytes) {
+  std::size_t pos = 0;
+  auto count = get_head(bytes, pos, kCborArray);
+  // Each element takes at least one byte: a larger count is corrupt (and must not be reserved).
+  if (!count || *count > bytes.size() - pos) {
+    return fail(corrupt("subscriptions: not a CBOR array"));
+  }
+  std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(*count));
+  for (std::uint64_t i = 0; i < *count; ++i) {
+    auto len = get_head(bytes, pos, kCborText);
+    if (!len || *len > bytes.size() - pos) {
+      return fail(corrupt("subscriptions: not a CBOR text string"));
+    }
+    const auto n = static_cast<std::size_t>(*len);
+    names.emplace_back(bytes.substr(pos, n));
+    pos += n;
+  }
+  if (pos != bytes.size()) {
+    return fail(corrupt("subscriptions: trailing bytes"));
+  }
+  return names;
 }
 
 std::string list_actors_sql(bool by_key, bool include_destroyed) {
