@@ -2,6 +2,9 @@
 // a pipe; the parent SIGKILLs it mid-stream, reopens the database and checks that every
 // acknowledged commit is present. This is the project's guarantee "a reply is sent only after the
 // state it depends on is durable", checked against a real process death, several times over.
+// Each commit also replaces a connection and a schedule, so the check covers the atomicity of a
+// whole ActorWrite across a crash; and each child start reports the generations it acquired, which
+// must never repeat across the kills.
 
 #include "storage/local_store.hpp"
 #include "test_util.hpp"
@@ -15,11 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace rivetkit::storage {
 namespace {
@@ -34,9 +39,13 @@ constexpr std::uint32_t kActors = 4;
 constexpr std::uint32_t kMaxCommitsPerActor = 50000;  // bound; the parent kills long before
 
 struct Ack {
+  std::uint32_t kind;  // kAckCommit or kAckGeneration
   std::uint32_t actor;
-  std::uint32_t seq;
+  std::uint32_t value;  // the committed seq, or a generation
 };
+constexpr std::uint32_t kAckCommit = 0;
+constexpr std::uint32_t kAckGeneration = 1;
+constexpr int kGenerationsPerStart = 3;
 
 std::string actor_id(std::uint32_t a) {
   return fmt::format("crash-{}", a);
@@ -62,19 +71,43 @@ std::uint32_t parse_seq(const std::optional<std::string>& state) {
   return state ? static_cast<std::uint32_t>(std::stoul(*state)) : 0;
 }
 
+std::string event_id(std::uint32_t seq) {
+  return fmt::format("s{}", seq);
+}
+
+/// Commit `seq`: the state, the one connection and the one schedule all carry it.
+ActorWrite seq_write(std::uint32_t seq) {
+  ActorWrite w = state_write(fmt::format("{}", seq));
+  PersistedConn conn;
+  conn.conn_id = "conn";
+  conn.state = fmt::format("{}", seq);
+  conn.server_message_index = static_cast<std::uint16_t>(seq & 0xFFFF);
+  conn.subscriptions = {fmt::format("e{}", seq)};
+  w.conn_upserts.push_back(std::move(conn));
+  PersistedSchedule schedule;
+  schedule.event_id = event_id(seq);
+  schedule.trigger_at = seq;
+  schedule.action = "tick";
+  w.schedule_upserts.push_back(std::move(schedule));
+  if (seq > 0) {
+    w.schedule_deletes.push_back(event_id(seq - 1));
+  }
+  return w;
+}
+
 Task<void> commit_loop(std::shared_ptr<LocalStore> store,
                        std::uint32_t a,
                        std::uint32_t first,
                        int fd) {
   auto as = store->actor_store(actor_id(a));
   for (std::uint32_t seq = first; seq < first + kMaxCommitsPerActor; ++seq) {
-    ActorWrite w = state_write(fmt::format("{}", seq));
+    ActorWrite w = seq_write(seq);
     auto op = as->commit(std::move(w));
     auto r = co_await std::move(op);
     if (!r) {
       ::_exit(4);
     }
-    Ack ack{a, seq};
+    Ack ack{kAckCommit, a, seq};
     if (!write_all(fd, &ack, sizeof ack)) {
       ::_exit(5);
     }
@@ -102,6 +135,15 @@ Task<void> commit_loop(std::shared_ptr<LocalStore> store,
     if (!loaded) {
       ::_exit(3);
     }
+    // A wake: generations from acquire_generation (mostly from memory) and next_generation.
+    for (int i = 0; i < kGenerationsPerStart; ++i) {
+      auto g = run_sync(i == 1 ? store->next_generation(actor_id(a))
+                               : store->acquire_generation(actor_id(a)));
+      Ack ack{kAckGeneration, a, g ? *g : 0};
+      if (!g || !write_all(fd, &ack, sizeof ack)) {
+        ::_exit(6);
+      }
+    }
     util::spawn(io.get_executor(), commit_loop(store, a, parse_seq(loaded->state) + 1, fd),
                 "commit loop");
   }
@@ -112,6 +154,7 @@ Task<void> commit_loop(std::shared_ptr<LocalStore> store,
 
 struct Round {
   std::array<std::uint32_t, kActors> max_acked{};
+  std::array<std::vector<std::uint32_t>, kActors> generations;
   std::uint32_t acks = 0;
   bool killed = false;
 };
@@ -151,10 +194,15 @@ Round run_child(const std::string& dir, bool synchronous_full, std::uint32_t kil
     }
     have = 0;
     EXPECT_LT(ack.actor, kActors);
-    if (ack.actor < kActors) {
-      EXPECT_GT(ack.seq, round.max_acked[ack.actor]) << "acks arrive in commit order per actor";
-      round.max_acked[ack.actor] = ack.seq;
+    if (ack.actor >= kActors) {
+      continue;
     }
+    if (ack.kind == kAckGeneration) {
+      round.generations[ack.actor].push_back(ack.value);
+      continue;
+    }
+    EXPECT_GT(ack.value, round.max_acked[ack.actor]) << "acks arrive in commit order per actor";
+    round.max_acked[ack.actor] = ack.value;
     ++round.acks;
     if (round.acks == kill_after && !round.killed) {
       ::kill(pid, SIGKILL);  // keep reading: acks already in the pipe count too
@@ -176,6 +224,7 @@ TEST_P(CrashTest, EveryAcknowledgedCommitSurvivesSigkill) {
   const bool synchronous_full = GetParam();
   TempDir dir;
   std::array<std::uint32_t, kActors> acked{};
+  std::array<std::uint32_t, kActors> max_generation{};
   constexpr int kRounds = 3;
   for (int round_no = 0; round_no < kRounds; ++round_no) {
     SCOPED_TRACE(fmt::format("round {}", round_no));
@@ -197,6 +246,21 @@ TEST_P(CrashTest, EveryAcknowledgedCommitSurvivesSigkill) {
       // Each actor has one commit in flight at a time: at most that one is ahead of the last ack.
       EXPECT_LE(persisted, acked[a] + 1) << "actor " << a;
       acked[a] = persisted;  // the next round resumes from here
+      // The connection and the schedule were written in the same op as the state: same seq.
+      ASSERT_EQ(loaded->conns.size(), 1u) << "actor " << a;
+      EXPECT_EQ(loaded->conns[0].state, fmt::format("{}", persisted));
+      EXPECT_EQ(loaded->conns[0].server_message_index, persisted & 0xFFFF);
+      EXPECT_EQ(loaded->conns[0].subscriptions,
+                std::vector<std::string>{fmt::format("e{}", persisted)});
+      ASSERT_EQ(loaded->schedules.size(), 1u) << "actor " << a;
+      EXPECT_EQ(loaded->schedules[0].event_id, event_id(persisted));
+      EXPECT_EQ(loaded->schedules[0].trigger_at, persisted);
+      // Generations handed out before the kill never come back, and keep growing.
+      EXPECT_EQ(round.generations[a].size(), static_cast<std::size_t>(kGenerationsPerStart));
+      for (std::uint32_t g : round.generations[a]) {
+        EXPECT_GT(g, max_generation[a]) << "actor " << a << " got generation " << g << " again";
+        max_generation[a] = std::max(max_generation[a], g);
+      }
     }
     auto listed = run_sync(store->list_actors([] {
       ListQuery q;
@@ -205,6 +269,9 @@ TEST_P(CrashTest, EveryAcknowledgedCommitSurvivesSigkill) {
     }()));
     ASSERT_TRUE(listed);
     EXPECT_EQ(listed->size(), static_cast<std::size_t>(kActors));
+    auto alarms = run_sync(store->pending_alarms());
+    ASSERT_TRUE(alarms);
+    EXPECT_EQ(alarms->size(), static_cast<std::size_t>(kActors));
     store->close();
   }
 }

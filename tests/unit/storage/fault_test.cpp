@@ -11,9 +11,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace rivetkit::storage {
 namespace {
@@ -314,6 +319,263 @@ TEST_F(FaultTest, FailuresDuringCheckpointKeepAckedData) {
   // The newest acknowledged commit, or a later failed one (unknown outcome), never older.
   int seen = std::stoi(st->substr(0, st->find(':')));
   EXPECT_GE(seen, acked);
+}
+
+// --- connections, schedules, generations --------------------------------------------------------
+
+PersistedConn conn_with(std::string conn_id, std::uint16_t index, std::string state) {
+  PersistedConn c;
+  c.conn_id = std::move(conn_id);
+  c.server_message_index = index;
+  c.state = std::move(state);
+  c.subscriptions = {"ev"};
+  return c;
+}
+
+PersistedSchedule schedule_at(std::string event_id, std::int64_t trigger_at) {
+  PersistedSchedule s;
+  s.event_id = std::move(event_id);
+  s.trigger_at = trigger_at;
+  s.action = "tick";
+  return s;
+}
+
+/// Everything of an actor's persisted data as one comparable string.
+std::string describe(const PersistedActor& a) {
+  std::string out =
+      fmt::format("init={} state={} |", a.has_initialized, a.state.value_or("<none>"));
+  for (const auto& c : a.conns) {
+    out += fmt::format(" conn {} {} {} [{}]", c.conn_id, c.server_message_index, c.state,
+                       fmt::join(c.subscriptions, ","));
+  }
+  out += " |";
+  for (const auto& s : a.schedules) {
+    out += fmt::format(" sched {} {} {}", s.event_id, s.trigger_at, s.attempts);
+  }
+  return out;
+}
+
+/// A write touching every part: state, has_initialized, a conn upsert and delete, a schedule
+/// upsert, update and delete.
+ActorWrite everything_write(const std::string& tag) {
+  ActorWrite w;
+  w.state = "state-" + tag;
+  w.has_initialized = true;
+  w.conn_upserts = {conn_with("c-new-" + tag, 9, tag), conn_with("c-keep", 65535, tag)};
+  w.conn_deletes = {"c-gone"};
+  PersistedSchedule retried = schedule_at("e-keep", 5);
+  retried.attempts = 4;
+  w.schedule_upserts = {schedule_at("e-new-" + tag, 1), retried};
+  w.schedule_deletes = {"e-gone"};
+  return w;
+}
+
+class FaultPersistedTest : public FaultTest {
+ protected:
+  void SetUp() override {
+    FaultTest::SetUp();
+    ActorWrite base;
+    base.state = "base";
+    base.conn_upserts = {conn_with("c-keep", 1, "k"), conn_with("c-gone", 2, "g")};
+    base.schedule_upserts = {schedule_at("e-keep", 50), schedule_at("e-gone", 20)};
+    ASSERT_TRUE(run_sync(store_->actor_store("a1")->commit(base)));
+    baseline_ = describe(load("a1"));
+  }
+
+  PersistedActor load(const std::string& actor_id) {
+    auto loaded = run_sync(store_->actor_store(actor_id)->load());
+    EXPECT_TRUE(loaded) << loaded.error().message;
+    return loaded ? std::move(*loaded) : PersistedActor{};
+  }
+
+  std::int64_t first_alarm() {
+    auto alarms = run_sync(store_->pending_alarms());
+    EXPECT_TRUE(alarms && alarms->size() == 1u);
+    return alarms && !alarms->empty() ? (*alarms)[0].trigger_at : -1;
+  }
+
+  std::string baseline_;
+};
+
+TEST_F(FaultPersistedTest, FailingCommitWithStateConnsAndSchedulesLeavesNothingBehind) {
+  EXPECT_EQ(first_alarm(), 20);
+  // The op's statements all run, then the op is failed inside its savepoint.
+  faults_->set_op_filter([](std::string_view op) { return op == "commit"; });
+  auto failed = run_sync(store_->actor_store("a1")->commit(everything_write("x")));
+  faults_->set_op_filter(nullptr);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(describe(load("a1")), baseline_);
+  EXPECT_EQ(first_alarm(), 20);
+  restart();
+  EXPECT_EQ(describe(load("a1")), baseline_);
+
+  // The same write without the fault lands whole.
+  ASSERT_TRUE(run_sync(store_->actor_store("a1")->commit(everything_write("y"))));
+  restart();
+  PersistedActor a = load("a1");
+  EXPECT_EQ(a.state, "state-y");
+  EXPECT_TRUE(a.has_initialized);
+  ASSERT_EQ(a.conns.size(), 2u);
+  EXPECT_EQ(a.conns[0].conn_id, "c-keep");
+  EXPECT_EQ(a.conns[0].server_message_index, 65535);
+  EXPECT_EQ(a.conns[1].conn_id, "c-new-y");
+  ASSERT_EQ(a.schedules.size(), 2u);
+  EXPECT_EQ(a.schedules[0].event_id, "e-new-y");
+  EXPECT_EQ(a.schedules[1].event_id, "e-keep");
+  EXPECT_EQ(a.schedules[1].attempts, 4u);
+  EXPECT_EQ(first_alarm(), 1);
+}
+
+TEST_F(FaultPersistedTest, FailedGroupCommitLosesTheWholeWrite) {
+  faults_->fail_next_commits();
+  ASSERT_FALSE(run_sync(store_->actor_store("a1")->commit(everything_write("x"))));
+  EXPECT_EQ(describe(load("a1")), baseline_);
+  restart();
+  EXPECT_EQ(describe(load("a1")), baseline_);
+}
+
+TEST_F(FaultPersistedTest, TornWalWriteLosesTheWholeWrite) {
+  ActorWrite big = everything_write("t");
+  big.state = std::string(20000, 's');  // several WAL frames, torn in the middle
+  faults_->fail_next_writes(1, /*tear=*/true);
+  ASSERT_FALSE(run_sync(store_->actor_store("a1")->commit(big)));
+  restart();
+  EXPECT_EQ(describe(load("a1")), baseline_);
+}
+
+TEST_F(FaultPersistedTest, FailingDestroyKeepsConnsAndSchedules) {
+  faults_->set_op_filter([](std::string_view op) { return op == "destroy_actor"; });
+  auto destroyed = run_sync(store_->destroy_actor("a1", 5));
+  faults_->set_op_filter(nullptr);
+  ASSERT_FALSE(destroyed);
+  restart();
+  EXPECT_EQ(describe(load("a1")), baseline_);
+  EXPECT_EQ(first_alarm(), 20);
+}
+
+TEST_F(FaultPersistedTest, EmptyWriteCostsNoFsync) {
+  const std::uint64_t before = faults_->syncs();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(run_sync(store_->actor_store("a1")->commit(ActorWrite{})));
+  }
+  EXPECT_EQ(faults_->syncs(), before);
+  auto ghost = run_sync(store_->actor_store("ghost")->commit(ActorWrite{}));
+  ASSERT_FALSE(ghost);
+  EXPECT_EQ(ghost.error().qualified_code(), "actor.not_found");
+  EXPECT_EQ(describe(load("a1")), baseline_);
+}
+
+TEST_F(FaultPersistedTest, FailedGenerationReservationHandsOutNothingTwice) {
+  const std::uint32_t block = LocalStoreOptions{}.generation_block;
+  auto first = run_sync(store_->acquire_generation("a1"));
+  ASSERT_TRUE(first);
+  std::uint32_t last = *first;
+  for (std::uint32_t i = 1; i < block; ++i) {  // the rest of the block, from memory
+    auto g = run_sync(store_->acquire_generation("a1"));
+    ASSERT_TRUE(g);
+    EXPECT_EQ(*g, last + 1);
+    last = *g;
+  }
+  EXPECT_EQ(store_->stats().generations_reserved, 1u);
+  // The next call must reserve; its commit fails, so it hands out nothing.
+  faults_->fail_next_commits();
+  auto failed = run_sync(store_->acquire_generation("a1"));
+  ASSERT_FALSE(failed);
+  auto after = run_sync(store_->acquire_generation("a1"));
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_GT(*after, last);
+  restart();
+  auto restarted = run_sync(store_->acquire_generation("a1"));
+  ASSERT_TRUE(restarted);
+  EXPECT_GT(*restarted, *after);
+}
+
+// --- wake path: what a wake costs (load + generation) ------------------------------------------
+
+struct WakeCost {
+  double median_us = 0;
+  double mean_us = 0;
+  double max_us = 0;
+  std::uint64_t syncs = 0;
+};
+
+Task<void> background_commits(std::shared_ptr<LocalStore> store,
+                              std::atomic<bool>* stop,
+                              std::atomic<int>* done) {
+  auto as = store->actor_store("a2");
+  for (int i = 0; i < 100000 && !stop->load(); ++i) {
+    ActorWrite w = state_write(fmt::format("bg{}", i));
+    auto op = as->commit(std::move(w));
+    auto r = co_await std::move(op);
+    if (!r) {
+      break;
+    }
+    done->fetch_add(1);
+  }
+}
+
+TEST_F(FaultTest, WakePathCost) {
+  // Reports (no timing assertions) what load + generation costs per wake, with next_generation
+  // (a durable write per wake) and acquire_generation (from memory after the first wake), on an
+  // idle store and while another actor commits in a loop. Asserts only the fsync counts.
+  constexpr int kWakes = 40;
+  auto measure = [&](bool acquire) {
+    WakeCost cost;
+    const std::uint64_t syncs_before = faults_->syncs();
+    auto as = store_->actor_store("a1");
+    double total = 0;
+    std::vector<double> samples;
+    for (int i = 0; i < kWakes; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      auto g = run_sync(acquire ? store_->acquire_generation("a1") : store_->next_generation("a1"));
+      auto loaded = run_sync(as->load());
+      auto us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                    .count();
+      EXPECT_TRUE(g && loaded);
+      total += us;
+      samples.push_back(us);
+      cost.max_us = std::max(cost.max_us, us);
+    }
+    cost.mean_us = total / kWakes;
+    std::sort(samples.begin(), samples.end());
+    cost.median_us = samples[samples.size() / 2];
+    cost.syncs = faults_->syncs() - syncs_before;
+    return cost;
+  };
+  auto report = [](const char* what, const WakeCost& c) {
+    std::printf(
+        "[ info ] wake (%s): median %.0f us, mean %.0f us, max %.0f us, %llu fsyncs (whole store) "
+        "for %d wakes\n",
+        what, c.median_us, c.mean_us, c.max_us, static_cast<unsigned long long>(c.syncs), kWakes);
+  };
+  (void)run_sync(store_->acquire_generation("a1"));  // the first block: a write, as after restart
+
+  WakeCost next_idle = measure(false);
+  WakeCost acquire_idle = measure(true);
+  report("next_generation, idle", next_idle);
+  report("acquire_generation, idle", acquire_idle);
+  EXPECT_GE(next_idle.syncs, static_cast<std::uint64_t>(kWakes));  // one commit per wake
+  // Blocks of 16: at most ceil(40 / 16) + 1 reservations.
+  EXPECT_LE(acquire_idle.syncs, 4u * 2u);  // a commit syncs the WAL (and at most a header)
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> done{0};
+  boost::asio::io_context bg_io(1);
+  util::spawn(bg_io.get_executor(), background_commits(store_, &stop, &done), "background");
+  std::thread bg([&bg_io] { bg_io.run(); });
+  for (int spins = 0; spins < 100000 && done.load() < 3; ++spins) {
+    std::this_thread::yield();
+  }
+  WakeCost next_busy = measure(false);
+  WakeCost acquire_busy = measure(true);
+  stop = true;
+  bg.join();
+  report("next_generation, busy", next_busy);
+  report("acquire_generation, busy", acquire_busy);
+  RecordProperty("wake_next_generation_idle_us", static_cast<int>(next_idle.mean_us));
+  RecordProperty("wake_acquire_generation_idle_us", static_cast<int>(acquire_idle.mean_us));
+  RecordProperty("wake_next_generation_busy_us", static_cast<int>(next_busy.mean_us));
+  RecordProperty("wake_acquire_generation_busy_us", static_cast<int>(acquire_busy.mean_us));
 }
 
 }  // namespace
