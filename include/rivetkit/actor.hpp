@@ -42,6 +42,7 @@
 #include <rivetkit/error.hpp>
 #include <rivetkit/http.hpp>
 #include <rivetkit/options.hpp>
+#include <rivetkit/schedule.hpp>
 #include <rivetkit/task.hpp>
 #include <rivetkit/value.hpp>
 #include <rivetkit/websocket.hpp>
@@ -49,6 +50,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -159,6 +161,38 @@ class Conn {
   detail::ConnApi* api_;
 };
 
+/// The schedule of one actor (`c.schedule()`): durable delayed calls of its own actions.
+class Schedule {
+ public:
+  explicit Schedule(detail::ActorApi* api) : api_(api) {}
+  /// Calls `action(args...)` after `delay`. Returns the schedule's id.
+  template <class... A>
+  std::string after(std::chrono::milliseconds delay, std::string action, const A&... args) const {
+    return api_->schedule_at(api_->now_ms() + delay.count(), std::move(action),
+                             Array{to_value(args)...});
+  }
+  /// Calls `action(args...)` at `at_ms` (ms since the Unix epoch; a past time runs at once).
+  template <class... A>
+  std::string at(std::int64_t at_ms, std::string action, const A&... args) const {
+    return api_->schedule_at(at_ms, std::move(action), Array{to_value(args)...});
+  }
+  /// Cancels a pending schedule; false when there is none with this id.
+  bool cancel(const std::string& id) const { return api_->schedule_cancel(id); }
+  /// Pending schedules, soonest first.
+  std::vector<ScheduledEvent> list() const { return api_->schedule_list(); }
+  std::optional<ScheduledEvent> get(const std::string& id) const {
+    for (auto& e : api_->schedule_list()) {
+      if (e.id == id) {
+        return e;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  detail::ActorApi* api_;
+};
+
 /// The context every handler receives. Valid only during the call it was given to.
 template <class Types>
 class Context {
@@ -213,6 +247,18 @@ class Context {
   /// Asks the runtime to put this actor to sleep / destroy it once the current work is done.
   void sleep() const { api_->sleep(); }
   void destroy() const { api_->destroy(); }
+  /// True once the actor is stopping (sleep or destroy): long loops should return. The `run`
+  /// handler is cancelled at that point (its next co_await throws operation_aborted).
+  bool aborted() const { return api_->aborted(); }
+  /// Keeps the actor awake until `task` finishes (it runs on the actor's strand).
+  void keep_awake(Task<void> task) const { api_->keep_awake(std::move(task)); }
+  /// Runs `task` in the background; the actor may sleep meanwhile, but stopping waits for it
+  /// within the grace period.
+  void wait_until(Task<void> task) const { api_->wait_until(std::move(task)); }
+  /// Durable delayed calls of this actor's actions.
+  Schedule schedule() const { return Schedule(api_); }
+  /// Wall-clock ms since the Unix epoch, on the runtime's clock (tests may run it manually).
+  std::int64_t now_ms() const { return api_->now_ms(); }
   /// The actor's strand, for Asio operations that must run with the actor's code.
   boost::asio::any_io_executor executor() const { return api_->executor(); }
 
@@ -254,6 +300,12 @@ class ActorBuilder {
     data_->hooks.create_conn_data = [](detail::ActorApi*, Value params,
                                        const Request*) -> Task<std::unique_ptr<detail::UserConnData>> {
       return make_conn_data(std::move(params));
+    };
+    data_->hooks.restore_conn_data = [](const Value& params, const Value& state) {
+      auto data = std::make_unique<detail::ConnData<Types>>();
+      data->params = decode_params(params);
+      data->state_from_value(state);
+      return std::unique_ptr<detail::UserConnData>(std::move(data));
     };
   }
 
@@ -353,6 +405,14 @@ class ActorBuilder {
                                     WebSocket ws) -> Task<void> {
       return detail::call_async(f, Ctx(api, conn), std::move(ws));
     };
+    return *this;
+  }
+  /// `f(c) -> Task<void>`: a background loop started after on_wake on every start. When the actor
+  /// stops (sleep or destroy) it is cancelled: its next co_await throws operation_aborted. While it
+  /// runs the actor stays awake; when it returns the actor goes back to idle sleep rules.
+  template <class F>
+  ActorBuilder& run(F f) {
+    data_->hooks.run = actor_hook(f);
     return *this;
   }
   /// Registers action `name`: `f(c, args...) -> R` or `Task<R>`. Arguments are converted from the

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace rivetkit {
@@ -31,6 +32,12 @@ struct ActorOptions {
   /// Hold every reply and event until the state changes it follows are durable (the default;
   /// RivetKit itself saves on a 1 s throttle and may lose acknowledged writes on a crash).
   bool durable_replies = true;
+  /// Most pending schedules per actor (`schedule.max_schedules_exceeded` beyond).
+  std::size_t max_schedules = 1000;
+  /// Runs of a failing scheduled action before it is dropped (1: never retried).
+  std::uint32_t schedule_max_attempts = 5;
+  /// Delay before the first retry of a failed scheduled action; doubles with each attempt.
+  ms schedule_retry_delay{1'000};
 };
 
 }  // namespace rivetkit

@@ -11,6 +11,7 @@
 #include <rivetkit/options.hpp>
 #include <rivetkit/registry.hpp>
 #include <rivetkit/result.hpp>
+#include <rivetkit/schedule.hpp>
 #include <rivetkit/task.hpp>
 #include <rivetkit/value.hpp>
 #include <rivetkit/websocket.hpp>

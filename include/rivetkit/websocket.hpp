@@ -51,6 +51,9 @@ class WebSocket {
 
   /// The upgrade request (path without the `/websocket` prefix is in request().path).
   const Request& request() const;
+  /// True when on_websocket runs again for a socket that survived the actor's sleep
+  /// (ActorOptions::can_hibernate_websocket): register handlers again, skip any greeting.
+  bool restored() const;
 
  private:
   template <class F>

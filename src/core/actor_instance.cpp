@@ -5,7 +5,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "core/errors.hpp"
 #include "core/ids.hpp"
 #include "core/keys.hpp"
+#include "core/raw_websocket.hpp"
 #include "protocol/cbor/cbor.hpp"
 #include "protocol/compat.hpp"
 #include "util/log.hpp"
@@ -21,12 +21,13 @@
 namespace rivetkit::core {
 
 namespace asio = boost::asio;
+namespace client = protocol::client;
 using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
 // Runs one user hook, turning whatever it throws into an Error.
-Task<Result<void>> guarded(std::string what, std::string actor_id, Task<void> task) {
+Task<Result<void>> guarded(const char* what, std::string actor_id, Task<void> task) {
   std::exception_ptr failure;
   try {
     co_await std::move(task);
@@ -42,6 +43,19 @@ Task<Result<void>> guarded(std::string what, std::string actor_id, Task<void> ta
   co_return Result<void>{};
 }
 
+// Runs an action and catches whatever it throws, so a race against a timeout ends as soon as the
+// action ends (awaitable_operators' `||` waits for the first *successful* operand).
+Task<Result<Value>> catching(Task<Value> action) {
+  std::exception_ptr failure;
+  try {
+    Value v = co_await std::move(action);
+    co_return v;
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  co_return fail(error_from_exception(failure));
+}
+
 Result<Value> decode_stored(const std::string& bytes) {
   auto raw = protocol::cbor_decode(bytes);
   if (!raw) {
@@ -50,7 +64,83 @@ Result<Value> decode_stored(const std::string& bytes) {
   return protocol::compat_decode(*raw);
 }
 
+std::string encode_stored(const Value& v) {
+  return protocol::cbor_encode(protocol::compat_encode(v, protocol::CompatMode::kCbor));
+}
+
+std::size_t work_index(int kind) { return static_cast<std::size_t>(kind); }
+
+Error stopping_error() {
+  return Error{"actor", "stopping", "Actor stopping: Cannot accept new work while actor is stopping",
+               std::nullopt, false};
+}
+
 }  // namespace
+
+// ---- work accounting --------------------------------------------------------------------------
+
+class ActorInstance::WorkScope {
+ public:
+  WorkScope(std::shared_ptr<ActorInstance> inst, Work kind) : inst_(std::move(inst)), kind_(kind) {
+    ++inst_->work_[work_index(static_cast<int>(kind_))];
+    inst_->work_changed();
+  }
+  WorkScope(WorkScope&& other) noexcept : inst_(std::move(other.inst_)), kind_(other.kind_) {}
+  WorkScope(const WorkScope&) = delete;
+  WorkScope& operator=(const WorkScope&) = delete;
+  WorkScope& operator=(WorkScope&&) = delete;
+  ~WorkScope() {
+    if (inst_) {
+      --inst_->work_[work_index(static_cast<int>(kind_))];
+      inst_->work_changed();
+    }
+  }
+
+ private:
+  std::shared_ptr<ActorInstance> inst_;
+  Work kind_;
+};
+
+ActorInstance::WorkScope ActorInstance::track(Work kind) { return WorkScope(shared_from_this(), kind); }
+
+void ActorInstance::work_changed() {
+  // Any activity restarts the idle period: the actor sleeps sleep_timeout after the last
+  // activity ends (core-semantics.md §1.3).
+  idle_since_ = config_.clock->steady_now();
+  activity_.notify_all();
+}
+
+bool ActorInstance::can_sleep() const {
+  if (lifecycle_ != Lifecycle::kStarted || stop_requested_ || definition_->options.no_sleep) {
+    return false;
+  }
+  for (auto kind : {Work::kAction, Work::kKeepAwake, Work::kWsCallback, Work::kDisconnect,
+                    Work::kRun}) {
+    if (work_[work_index(static_cast<int>(kind))] != 0) {
+      return false;
+    }
+  }
+  // Hibernatable connections let the actor sleep (their sockets wait in the driver); any other
+  // connection, including the short-lived one of an HTTP request, keeps it awake.
+  for (const auto& [id, conn] : connections_) {
+    if (!conn->is_hibernatable()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ActorInstance::work_drained(bool include_wait_until) const {
+  for (auto kind : {Work::kAction, Work::kKeepAwake, Work::kWsCallback, Work::kDisconnect,
+                    Work::kRun}) {
+    if (work_[work_index(static_cast<int>(kind))] != 0) {
+      return false;
+    }
+  }
+  return !include_wait_until || work_[work_index(static_cast<int>(Work::kWaitUntil))] == 0;
+}
+
+// ---- construction and start -------------------------------------------------------------------
 
 ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const RuntimeConfig& config)
     : strand_(std::move(strand)),
@@ -61,7 +151,12 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
       generation_(spec.generation),
       definition_(std::move(spec.definition)),
       store_(std::move(spec.store)),
+      driver_(spec.driver),
       config_(config),
+      activity_(strand_),
+      abort_signal_(strand_),
+      hard_abort_(strand_),
+      schedules_changed_(strand_),
       durability_(strand_) {
   data_ = definition_->hooks.make_data();
 }
@@ -69,20 +164,23 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
 ActorInstance::~ActorInstance() = default;
 
 Task<Result<void>> ActorInstance::start() {
+  auto self = shared_from_this();
   const auto& hooks = definition_->hooks;
+  auto fail_start = [this](Error e) {
+    lifecycle_ = Lifecycle::kFailed;
+    return fail(std::move(e));
+  };
   auto load_op = store_->load();
   auto loaded = co_await std::move(load_op);
   if (!loaded) {
-    lifecycle_ = Lifecycle::kFailed;
-    co_return fail(loaded.error());
+    co_return fail_start(loaded.error());
   }
 
   Value input;
   if (loaded->input) {
     auto decoded = decode_stored(*loaded->input);
     if (!decoded) {
-      lifecycle_ = Lifecycle::kFailed;
-      co_return fail(decoded.error());
+      co_return fail_start(decoded.error());
     }
     input = std::move(*decoded);
   }
@@ -94,92 +192,368 @@ Task<Result<void>> ActorInstance::start() {
       auto task = hooks.create_state(this, input);
       auto r = co_await guarded("createState", actor_id_, std::move(task));
       if (!r) {
-        lifecycle_ = Lifecycle::kFailed;
-        co_return fail(r.error());
+        co_return fail_start(r.error());
       }
     }
     if (hooks.on_create) {
       auto task = hooks.on_create(this, input);
       auto r = co_await guarded("onCreate", actor_id_, std::move(task));
       if (!r) {
-        lifecycle_ = Lifecycle::kFailed;
-        co_return fail(r.error());
+        co_return fail_start(r.error());
       }
     }
-    std::string bytes = protocol::cbor_encode(data_->state_to_value());
+    std::string bytes = encode_stored(data_->state_to_value());
     storage::ActorWrite write;
     write.state = bytes;
     write.has_initialized = true;
     auto commit_op = store_->commit(std::move(write));
     auto committed = co_await std::move(commit_op);
     if (!committed) {
-      lifecycle_ = Lifecycle::kFailed;
-      co_return fail(committed.error());
+      co_return fail_start(committed.error());
     }
     last_saved_ = std::move(bytes);
   } else if (loaded->state) {
     auto decoded = decode_stored(*loaded->state);
     if (!decoded) {
-      lifecycle_ = Lifecycle::kFailed;
-      co_return fail(decoded.error());
+      co_return fail_start(decoded.error());
     }
     try {
       data_->state_from_value(*decoded);
     } catch (const ConversionError& e) {
-      lifecycle_ = Lifecycle::kFailed;
       log::error("stored state does not fit the state type actor_id={} error={}", actor_id_,
                  e.what());
-      co_return fail(internal_error());
+      co_return fail_start(internal_error());
     }
     last_saved_ = *loaded->state;
   }
   dirty_ = false;
+  for (auto& s : loaded->schedules) {
+    schedules_.emplace(s.event_id, s);
+  }
 
   if (hooks.create_vars) {
     auto task = hooks.create_vars(this);
     auto r = co_await guarded("createVars", actor_id_, std::move(task));
     if (!r) {
-      lifecycle_ = Lifecycle::kFailed;
-      co_return fail(r.error());
+      co_return fail_start(r.error());
     }
   }
   if (hooks.on_wake) {
     auto task = hooks.on_wake(this);
     auto r = co_await guarded("onWake", actor_id_, std::move(task));
     if (!r) {
-      lifecycle_ = Lifecycle::kFailed;
-      co_return fail(r.error());
+      co_return fail_start(r.error());
     }
   }
   lifecycle_ = Lifecycle::kStarted;
+  restore_connections(loaded->conns);
+  idle_since_ = config_.clock->steady_now();
   checkpoint();
+  notify_alarm();
+  util::spawn(strand_, idle_watch(), "actor idle watch");
+  util::spawn(strand_, schedule_loop(), "actor schedules");
+  if (hooks.run) {
+    util::spawn(strand_, run_handler(), "actor run handler");
+  }
   log::debug("actor started actor_id={} name={} generation={}", actor_id_, name_, generation_);
   co_return Result<void>{};
 }
 
-Task<void> ActorInstance::stop() {
+void ActorInstance::restore_connections(const std::vector<storage::PersistedConn>& conns) {
+  const auto& hooks = definition_->hooks;
+  for (const auto& record : conns) {
+    auto socket = driver_ != nullptr ? driver_->hibernated_socket(record.conn_id) : nullptr;
+    auto params = decode_stored(record.params);
+    auto state = decode_stored(record.state);
+    auto encoding = client::parse_encoding(record.encoding);
+    bool raw = record.kind == "websocket";
+    if (!socket || !params || !state || !encoding) {
+      // The socket went away while the actor slept (or the process restarted): reaped silently,
+      // as rivetkit-core does at wake.
+      pending_.conn_deletes.push_back(record.conn_id);
+      dirty_ = true;
+      continue;
+    }
+    Request request;
+    auto split = record.request_path.find('?');
+    request.method = "GET";
+    request.path = record.request_path.substr(0, split);
+    request.search = split == std::string::npos ? "" : record.request_path.substr(split);
+    if (auto headers = decode_stored(record.request_headers); headers && headers->is_object()) {
+      for (const auto& m : headers->as_object()) {
+        if (m.value.is_string()) {
+          request.headers.push_back(HttpHeader{m.key, m.value.as_string()});
+        }
+      }
+    }
+    auto conn = std::make_shared<Connection>(
+        *this, record.conn_id, raw ? ConnKind::kRawWebSocket : ConnKind::kActorConnect, *params,
+        std::move(request), *encoding, socket);
+    conn->set_hibernatable(true);
+    try {
+      conn->set_user_data(hooks.restore_conn_data(*params, *state));
+    } catch (const std::exception& e) {
+      log::warn("dropping hibernated connection actor_id={} conn_id={}: {}", actor_id_,
+                record.conn_id, e.what());
+      pending_.conn_deletes.push_back(record.conn_id);
+      dirty_ = true;
+      continue;
+    }
+    for (const auto& sub : record.subscriptions) {
+      conn->subscribe(sub);
+    }
+    connections_[conn->id()] = conn;
+    if (raw) {
+      util::spawn(strand_,
+                  [](std::shared_ptr<ActorInstance> self,
+                     std::shared_ptr<Connection> c) -> Task<void> {
+                    auto op = self->attach_raw_websocket(std::move(c), true);
+                    co_await std::move(op);
+                  }(shared_from_this(), conn),
+                  "restore raw websocket");
+    }
+  }
+  if (dirty_) {
+    mark_state_dirty();
+  }
+}
+
+// ---- stopping -----------------------------------------------------------------------------------
+
+template <class T>
+Task<std::optional<T>> ActorInstance::with_deadline(Task<T> task, util::SteadyTime deadline) {
+  auto timer = config_.clock->wait_until(deadline);
+  auto raced = co_await (std::move(task) || std::move(timer));
+  if (raced.index() == 0) {
+    co_return std::move(std::get<0>(raced));
+  }
+  co_return std::nullopt;
+}
+
+Task<void> ActorInstance::stop(StopReason reason) {
+  auto self = shared_from_this();
+  if (lifecycle_ != Lifecycle::kStarted) {
+    co_return;
+  }
+  const auto& hooks = definition_->hooks;
+  const bool destroying = reason == StopReason::kDestroy;
   lifecycle_ = Lifecycle::kStopping;
-  std::uint64_t seq = checkpoint();
-  auto wait_op = wait_durable(seq);
-  auto r = co_await std::move(wait_op);
-  if (!r) {
-    log::error("final save failed actor_id={}: {}", actor_id_, r.error().message);
+  stop_requested_ = true;
+  const auto deadline = config_.clock->steady_now() + definition_->options.sleep_grace_period;
+  log::debug("actor stopping actor_id={} reason={}", actor_id_, destroying ? "destroy" : "sleep");
+
+  // 1. The abort signal: `run` is cancelled, loops see c.aborted(), schedules stop firing.
+  aborted_ = true;
+  abort_signal_.notify_all();
+  schedules_changed_.notify_all();
+
+  // 2. In-flight actions and requests finish (within the grace period).
+  auto drain = [&](bool include_wait_until) -> Task<void> {
+    while (!work_drained(include_wait_until) && config_.clock->steady_now() < deadline) {
+      auto changed = activity_.wait();
+      auto timer = config_.clock->wait_until(deadline);
+      co_await (std::move(changed) || std::move(timer));
+    }
+  };
+  co_await drain(false);
+
+  // 3. Connections that do not survive: every one on destroy, non-hibernatable ones on sleep.
+  // Short-lived HTTP connections are left to the requests that own them.
+  std::vector<std::shared_ptr<Connection>> closing;
+  for (auto& [id, conn] : connections_) {
+    if (conn->kind() == ConnKind::kHttp || conn->kind() == ConnKind::kRawRequest) {
+      continue;
+    }
+    if (destroying || !conn->is_hibernatable()) {
+      closing.push_back(conn);
+    }
+  }
+  for (auto& conn : closing) {
+    conn->close(destroying ? 1011 : 1000, destroying ? "actor.destroyed" : "actor.sleeping");
+    auto op = close_connection(conn);
+    co_await std::move(op);
+  }
+
+  // 4. on_sleep / on_destroy, bounded by what is left of the grace period.
+  const auto& cleanup = destroying ? hooks.on_destroy : hooks.on_sleep;
+  if (cleanup) {
+    auto task = guarded(destroying ? "onDestroy" : "onSleep", actor_id_, cleanup(this));
+    auto done = co_await with_deadline(std::move(task), deadline);
+    if (!done) {
+      log::warn("{} did not finish within the grace period actor_id={}",
+                destroying ? "onDestroy" : "onSleep", actor_id_);
+    }
+  }
+
+  // 5. Everything else (keep_awake, wait_until, raw socket callbacks) within the grace period;
+  // then whatever is still running is cancelled.
+  co_await drain(true);
+  if (!work_drained(true)) {
+    log::warn("grace period over; cancelling remaining work actor_id={}", actor_id_);
+  }
+  hard_aborted_ = true;
+  hard_abort_.notify_all();
+
+  // 6. Hibernatable sockets stay with the driver while the actor sleeps.
+  for (auto& [id, conn] : connections_) {
+    if (!destroying && conn->is_hibernatable() && conn->transport()) {
+      pending_.conn_upserts.push_back(persist_conn(*conn));
+    }
+  }
+
+  // 7. The final save; nothing the actor acknowledged may be lost. (A destroyed actor's data is
+  // wiped by the driver: only the saves already under way are waited for.)
+  if (!destroying) {
+    dirty_ = true;
+    checkpoint();
+  }
+  auto wait_op = wait_durable(requested_seq_);
+  auto saved = co_await std::move(wait_op);
+  if (!saved) {
+    log::error("final save failed actor_id={}: {}", actor_id_, saved.error().message);
   }
   for (auto& [id, conn] : connections_) {
-    conn->close(1001, "actor.stopped");
+    if (conn->kind() == ConnKind::kActorConnect || conn->kind() == ConnKind::kRawWebSocket) {
+      conn->detach();
+    }
   }
+  connections_.clear();
   lifecycle_ = Lifecycle::kStopped;
+  activity_.notify_all();
+  log::debug("actor stopped actor_id={}", actor_id_);
+}
+
+void ActorInstance::request_stop(StopReason reason) {
+  if (lifecycle_ != Lifecycle::kStarted) {
+    return;
+  }
+  if (reason == StopReason::kSleep && stop_requested_) {
+    return;  // a repeated sleep() is a no-op
+  }
+  stop_requested_ = true;
+  activity_.notify_all();
+  if (driver_ == nullptr) {
+    return;
+  }
+  if (reason == StopReason::kDestroy) {
+    driver_->request_destroy(actor_id_);
+  } else {
+    driver_->request_sleep(actor_id_);
+  }
+}
+
+void ActorInstance::sleep() { request_stop(StopReason::kSleep); }
+
+void ActorInstance::destroy() {
+  if (lifecycle_ != Lifecycle::kStarted) {
+    return;
+  }
+  if (driver_ != nullptr) {
+    stop_requested_ = true;
+    driver_->request_destroy(actor_id_);
+  }
+}
+
+Task<void> ActorInstance::idle_watch() {
+  auto self = shared_from_this();
+  const auto timeout = definition_->options.sleep_timeout;
+  while (lifecycle_ == Lifecycle::kStarted && !stop_requested_) {
+    if (!can_sleep()) {
+      co_await activity_.wait();
+      continue;
+    }
+    auto deadline = idle_since_ + timeout;
+    if (config_.clock->steady_now() >= deadline) {
+      log::debug("actor idle for {} ms, sleeping actor_id={}", timeout.count(), actor_id_);
+      request_stop(StopReason::kSleep);
+      co_return;
+    }
+    auto timer = config_.clock->wait_until(deadline);
+    auto changed = activity_.wait();
+    co_await (std::move(timer) || std::move(changed));
+  }
+}
+
+// ---- background work ----------------------------------------------------------------------------
+
+Task<void> ActorInstance::run_background(Task<void> task, Work kind) {
+  auto self = shared_from_this();
+  auto work = track(kind);
+  std::exception_ptr failure;
+  try {
+    auto cancel = [](ActorInstance* inst) -> Task<void> {
+      while (!inst->hard_aborted_) {
+        co_await inst->hard_abort_.wait();
+      }
+    }(this);
+    co_await (std::move(task) || std::move(cancel));
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (failure) {
+    Error e = error_from_exception(failure);
+    log::warn("background task failed actor_id={} error={}.{}", actor_id_, e.group, e.code);
+  }
+}
+
+void ActorInstance::keep_awake(Task<void> task) {
+  util::spawn(strand_, run_background(std::move(task), Work::kKeepAwake), "keep_awake task");
+}
+
+void ActorInstance::wait_until(Task<void> task) {
+  util::spawn(strand_, run_background(std::move(task), Work::kWaitUntil), "wait_until task");
+}
+
+Task<void> ActorInstance::run_handler() {
+  auto self = shared_from_this();
+  auto work = track(Work::kRun);
+  std::exception_ptr failure;
+  try {
+    auto handler = definition_->hooks.run(this);
+    auto abort = [](ActorInstance* inst) -> Task<void> {
+      while (!inst->aborted_) {
+        co_await inst->abort_signal_.wait();
+      }
+    }(this);
+    auto raced = co_await (std::move(handler) || std::move(abort));
+    if (raced.index() == 1) {
+      log::debug("run handler cancelled by stop actor_id={}", actor_id_);
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (failure) {
+    // As RivetKit's docs say: the error is logged and the actor falls back to idle sleep.
+    Error e = error_from_exception(failure);
+    log::warn("run handler failed actor_id={} error={}.{} message={}", actor_id_, e.group, e.code,
+              e.message);
+  }
+}
+
+std::int64_t ActorInstance::now_ms() const { return config_.clock->now_ms(); }
+
+Task<void> ActorInstance::wait_for(std::chrono::milliseconds duration) {
+  auto op = config_.clock->wait_for(duration);
+  co_await std::move(op);
 }
 
 // ---- connections ------------------------------------------------------------------------------
 
 Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
-    ConnKind kind, Value params, Request request, protocol::client::Encoding encoding,
+    ConnKind kind, Value params, Request request, client::Encoding encoding,
     std::shared_ptr<net::WebSocket> transport) {
   auto self = shared_from_this();
+  if (lifecycle_ != Lifecycle::kStarted || stop_requested_) {
+    co_return fail(stopping_error());
+  }
   const auto& hooks = definition_->hooks;
   auto conn = std::make_shared<Connection>(*this, new_uuid_v4(), kind, params, std::move(request),
                                            encoding, std::move(transport));
+  if (kind == ConnKind::kActorConnect) {
+    conn->set_hibernatable(true);
+  } else if (kind == ConnKind::kRawWebSocket && definition_->options.can_hibernate_websocket) {
+    conn->set_hibernatable(definition_->options.can_hibernate_websocket(conn->request()));
+  }
   if (hooks.on_before_connect) {
     auto task = hooks.on_before_connect(this, params, &conn->request());
     auto r = co_await guarded("onBeforeConnect", actor_id_, std::move(task));
@@ -200,14 +574,22 @@ Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
       co_return fail(error_from_exception(failure));
     }
   }
+  if (lifecycle_ != Lifecycle::kStarted) {
+    co_return fail(stopping_error());
+  }
   connections_[conn->id()] = conn;
+  work_changed();
   if (hooks.on_connect) {
     auto task = hooks.on_connect(this, conn.get());
     auto r = co_await guarded("onConnect", actor_id_, std::move(task));
     if (!r) {
       connections_.erase(conn->id());
+      work_changed();
       co_return fail(r.error());
     }
+  }
+  if (conn->is_hibernatable()) {
+    mark_conn_dirty(conn->id());
   }
   co_return conn;
 }
@@ -215,49 +597,197 @@ Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
 Task<void> ActorInstance::close_connection(std::shared_ptr<Connection> conn) {
   auto self = shared_from_this();
   auto it = connections_.find(conn->id());
-  if (it == connections_.end()) {
+  if (it == connections_.end() || it->second != conn) {
     co_return;  // already removed: exactly one on_disconnect per connection
   }
   connections_.erase(it);
+  if (conn->is_hibernatable()) {
+    pending_.conn_deletes.push_back(conn->id());
+    mark_state_dirty();
+  }
   if (definition_->hooks.on_disconnect) {
+    auto work = track(Work::kDisconnect);
     auto task = definition_->hooks.on_disconnect(this, conn.get());
     co_await guarded("onDisconnect", actor_id_, std::move(task));
   }
+  work_changed();
 }
 
-// ---- actions and outputs ----------------------------------------------------------------------
+std::shared_ptr<Connection> ActorInstance::find_connection(const std::string& conn_id) const {
+  auto it = connections_.find(conn_id);
+  return it == connections_.end() ? nullptr : it->second;
+}
 
-namespace {
-
-// Runs the user's action and catches whatever it throws, so the race against the timeout below
-// ends as soon as the action ends, successfully or not (awaitable_operators' `||` waits for the
-// first *successful* operation, so a throwing operand would otherwise wait for the timer).
-Task<Result<Value>> catching(Task<Value> action) {
-  std::exception_ptr failure;
-  try {
-    Value v = co_await std::move(action);
-    co_return v;
-  } catch (...) {
-    failure = std::current_exception();
+Task<void> ActorInstance::connection_closed(std::string conn_id, std::uint16_t code,
+                                            std::string reason) {
+  auto self = shared_from_this();
+  auto conn = find_connection(conn_id);
+  if (!conn) {
+    co_return;
   }
-  co_return fail(error_from_exception(failure));
+  if (conn->raw_socket && conn->raw_socket->on_close) {
+    auto work = track(Work::kWsCallback);
+    try {
+      conn->raw_socket->on_close(code, reason);
+    } catch (const std::exception& e) {
+      log::warn("websocket close handler failed actor_id={}: {}", actor_id_, e.what());
+    }
+  }
+  conn->close(code, reason);
+  auto op = close_connection(conn);
+  co_await std::move(op);
+  if (conn->raw_socket) {
+    conn->raw_socket->on_message = nullptr;
+    conn->raw_socket->on_close = nullptr;
+  }
 }
 
-}  // namespace
+ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
+                                               client::ToServer message) {
+  if (lifecycle_ != Lifecycle::kStarted || stop_requested_) {
+    return Delivery::kRetry;
+  }
+  auto conn = find_connection(conn_id);
+  if (!conn) {
+    return Delivery::kGone;
+  }
+  if (auto* action = std::get_if<client::ActionRequest>(&message)) {
+    // Counted from now, so an action waiting for the strand already keeps the actor awake.
+    auto work = track(Work::kAction);
+    auto run = [](std::shared_ptr<ActorInstance> self, std::shared_ptr<Connection> c,
+                  client::ActionRequest request, WorkScope scope) -> Task<void> {
+      auto action_op = self->run_action(c.get(), request.name, std::move(request.args));
+      auto result = co_await std::move(action_op);
+      const auto encoding = c->encoding();
+      if (result) {
+        std::string frame = client::encode_to_client(
+            encoding, client::ToClient{client::ActionResponse{request.id, std::move(*result)}});
+        if (frame.size() <= self->config().max_outgoing_message_size) {
+          self->send_frame(*c, net::WsMessage{!client::is_text(encoding), std::move(frame)});
+          co_return;
+        }
+        result = fail(outgoing_too_long());
+      }
+      Error e = sanitize_for_client(result.error());
+      client::ErrorMessage msg{e.group, e.code, e.message, e.metadata, request.id,
+                               self->specifier()};
+      self->send_message(*c, client::ToClient{std::move(msg)});
+      (void)scope;
+    };
+    util::spawn(strand_, run(shared_from_this(), conn, std::move(*action), std::move(work)),
+                "connection action");
+  } else {
+    auto& sub = std::get<client::SubscriptionRequest>(message);
+    if (sub.subscribe) {
+      conn->subscribe(std::move(sub.event_name));
+    } else {
+      conn->unsubscribe(sub.event_name);
+    }
+  }
+  return Delivery::kAccepted;
+}
+
+Task<Result<void>> ActorInstance::attach_raw_websocket(std::shared_ptr<Connection> conn,
+                                                       bool restored) {
+  auto self = shared_from_this();
+  const auto& hooks = definition_->hooks;
+  conn->raw_socket = std::make_shared<WebSocket::Impl>(weak_from_this(), conn, conn->request());
+  conn->raw_socket->restored = restored;
+  if (!hooks.on_websocket) {
+    co_return fail(route_not_found("/websocket" + conn->request().path));
+  }
+  auto work = track(Work::kWsCallback);
+  auto task = hooks.on_websocket(this, conn.get(), WebSocket(conn->raw_socket));
+  co_return co_await guarded("onWebSocket", actor_id_, std::move(task));
+}
+
+Task<ActorInstance::Delivery> ActorInstance::deliver_raw(std::string conn_id,
+                                                         net::WsMessage message) {
+  auto self = shared_from_this();
+  if (lifecycle_ != Lifecycle::kStarted || stop_requested_) {
+    co_return Delivery::kRetry;
+  }
+  auto conn = find_connection(conn_id);
+  if (!conn || !conn->raw_socket) {
+    co_return Delivery::kGone;
+  }
+  auto handler = conn->raw_socket->on_message;  // a copy: the handler may replace itself
+  if (!handler) {
+    co_return Delivery::kAccepted;
+  }
+  auto work = track(Work::kWsCallback);
+  auto task = handler(WebSocketMessage{message.binary, std::move(message.data)});
+  auto r = co_await guarded("websocket message", actor_id_, std::move(task));
+  if (!r) {
+    conn->close(1011, r.error().qualified_code());
+  }
+  co_return Delivery::kAccepted;
+}
+
+storage::PersistedConn ActorInstance::persist_conn(const Connection& conn) const {
+  storage::PersistedConn p;
+  p.conn_id = conn.id();
+  p.kind = conn.kind() == ConnKind::kRawWebSocket ? "websocket" : "connect";
+  p.encoding = std::string(client::encoding_name(conn.encoding()));
+  p.params = encode_stored(conn.params());
+  Value state;
+  if (auto* data = const_cast<Connection&>(conn).user_data(); data != nullptr) {
+    try {
+      state = data->state_to_value();
+    } catch (const std::exception& e) {
+      log::warn("connection state not serializable actor_id={}: {}", actor_id_, e.what());
+    }
+  }
+  p.state = encode_stored(state);
+  for (const auto& s : conn.subscriptions()) {
+    p.subscriptions.push_back(s);
+  }
+  p.request_path = conn.request().path + conn.request().search;
+  Value headers{Object{}};
+  for (const auto& h : conn.request().headers) {
+    headers.set(h.name, h.value);
+  }
+  p.request_headers = encode_stored(headers);
+  return p;
+}
+
+void ActorInstance::mark_conn_dirty(const std::string& conn_id) {
+  auto conn = find_connection(conn_id);
+  if (!conn || !conn->is_hibernatable()) {
+    return;
+  }
+  auto& ups = pending_.conn_upserts;
+  ups.erase(std::remove_if(ups.begin(), ups.end(),
+                           [&](const storage::PersistedConn& p) { return p.conn_id == conn_id; }),
+            ups.end());
+  ups.push_back(persist_conn(*conn));
+  mark_state_dirty();
+}
+
+// ---- actions --------------------------------------------------------------------------------------
 
 Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name, Array args) {
   auto self = shared_from_this();
+  auto work = track(Work::kAction);
   auto it = definition_->hooks.actions.find(name);
   if (it == definition_->hooks.actions.end()) {
     co_return fail(action_not_found(name));
   }
-  asio::steady_timer timer(strand_, definition_->options.action_timeout);
   auto action = catching(it->second(this, conn, std::move(args)));
-  auto timeout = timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  auto raced = co_await (std::move(action) || std::move(timeout));
+  auto timeout = config_.clock->wait_for(definition_->options.action_timeout);
+  auto cancel = [](ActorInstance* inst) -> Task<void> {
+    while (!inst->hard_aborted_) {
+      co_await inst->hard_abort_.wait();
+    }
+  }(this);
+  auto raced = co_await (std::move(action) || std::move(timeout) || std::move(cancel));
   if (raced.index() == 1) {
     log::warn("action timed out actor_id={} action={}", actor_id_, name);
     co_return fail(action_timed_out());
+  }
+  if (raced.index() == 2) {
+    co_return fail(Error{"actor", "aborted", "The actor stopped before the action finished",
+                         std::nullopt, true});
   }
   Result<Value> result = std::move(std::get<0>(raced));
   if (!result && !result.error().is_public) {
@@ -266,6 +796,154 @@ Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name
   }
   co_return result;
 }
+
+// ---- schedules ----------------------------------------------------------------------------------
+
+std::string ActorInstance::schedule_at(std::int64_t at_ms, std::string action, Array args) {
+  if (schedules_.size() >= definition_->options.max_schedules) {
+    throw ActorError(Error{"schedule", "max_schedules_exceeded",
+                           "Too many pending schedules (at most " +
+                               std::to_string(definition_->options.max_schedules) + ")",
+                           std::nullopt, true});
+  }
+  storage::PersistedSchedule event;
+  event.event_id = new_uuid_v4();
+  event.trigger_at = at_ms;
+  event.action = std::move(action);
+  if (!args.empty()) {
+    event.args = encode_stored(Value{std::move(args)});
+  }
+  event.created_at = now_ms();
+  schedules_[event.event_id] = event;
+  pending_.schedule_upserts.push_back(event);
+  mark_state_dirty();
+  schedules_changed_.notify_all();
+  return event.event_id;
+}
+
+bool ActorInstance::schedule_cancel(const std::string& id) {
+  if (schedules_.erase(id) == 0) {
+    return false;
+  }
+  auto& ups = pending_.schedule_upserts;
+  ups.erase(std::remove_if(ups.begin(), ups.end(),
+                           [&](const storage::PersistedSchedule& s) { return s.event_id == id; }),
+            ups.end());
+  pending_.schedule_deletes.push_back(id);
+  mark_state_dirty();
+  schedules_changed_.notify_all();
+  return true;
+}
+
+std::vector<ScheduledEvent> ActorInstance::schedule_list() const {
+  std::vector<ScheduledEvent> out;
+  for (const auto& [id, s] : schedules_) {
+    ScheduledEvent e;
+    e.id = s.event_id;
+    e.at_ms = s.trigger_at;
+    e.action = s.action;
+    e.attempts = s.attempts;
+    if (s.args) {
+      if (auto v = decode_stored(*s.args); v && v->is_array()) {
+        e.args = v->as_array();
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  std::sort(out.begin(), out.end(), [](const ScheduledEvent& a, const ScheduledEvent& b) {
+    return a.at_ms != b.at_ms ? a.at_ms < b.at_ms : a.id < b.id;
+  });
+  return out;
+}
+
+void ActorInstance::notify_alarm() {
+  std::optional<std::int64_t> earliest;
+  for (const auto& [id, s] : schedules_) {
+    if (!earliest || s.trigger_at < *earliest) {
+      earliest = s.trigger_at;
+    }
+  }
+  if (earliest != last_alarm_) {
+    last_alarm_ = earliest;
+    if (driver_ != nullptr) {
+      driver_->alarm_changed(actor_id_, earliest);
+    }
+  }
+}
+
+Task<void> ActorInstance::schedule_loop() {
+  auto self = shared_from_this();
+  while (lifecycle_ == Lifecycle::kStarted && !aborted_) {
+    const storage::PersistedSchedule* next = nullptr;
+    for (const auto& [id, s] : schedules_) {
+      if (schedules_running_.count(id) != 0) {
+        continue;
+      }
+      if (next == nullptr || s.trigger_at < next->trigger_at
+          || (s.trigger_at == next->trigger_at && s.event_id < next->event_id)) {
+        next = &s;
+      }
+    }
+    if (next == nullptr) {
+      co_await schedules_changed_.wait();
+      continue;
+    }
+    std::int64_t now = now_ms();
+    if (next->trigger_at <= now) {
+      schedules_running_.insert(next->event_id);
+      util::spawn(strand_, run_scheduled(*next), "scheduled action");
+      continue;
+    }
+    auto timer = config_.clock->wait_for(std::chrono::milliseconds(next->trigger_at - now));
+    auto changed = schedules_changed_.wait();
+    co_await (std::move(timer) || std::move(changed));
+  }
+}
+
+Task<void> ActorInstance::run_scheduled(storage::PersistedSchedule event) {
+  auto self = shared_from_this();
+  auto work = track(Work::kAction);
+  Array args;
+  if (event.args) {
+    if (auto v = decode_stored(*event.args); v && v->is_array()) {
+      args = v->as_array();
+    }
+  }
+  auto op = run_action(nullptr, event.action, std::move(args));
+  auto result = co_await std::move(op);
+  schedules_running_.erase(event.event_id);
+  if (schedules_.count(event.event_id) == 0) {
+    co_return;  // cancelled meanwhile
+  }
+  if (!result && result.error().qualified_code() == "actor.aborted") {
+    co_return;  // cut short by a stop: it runs again on the next start
+  }
+  const auto& options = definition_->options;
+  if (result || result.error().code == "action_not_found"
+      || event.attempts + 1 >= options.schedule_max_attempts) {
+    if (!result) {
+      log::error("scheduled action dropped actor_id={} action={} event_id={} attempts={} error={}.{}",
+                 actor_id_, event.action, event.event_id, event.attempts + 1,
+                 result.error().group, result.error().code);
+    }
+    schedules_.erase(event.event_id);
+    pending_.schedule_deletes.push_back(event.event_id);
+  } else {
+    auto& stored = schedules_[event.event_id];
+    stored.attempts = event.attempts + 1;
+    auto delay = options.schedule_retry_delay.count() << std::min<std::uint32_t>(event.attempts, 20);
+    stored.trigger_at = now_ms() + delay;
+    log::warn("scheduled action failed, retrying in {} ms actor_id={} action={} attempt={} "
+              "error={}.{} message={}",
+              delay, actor_id_, event.action, stored.attempts, result.error().group,
+              result.error().code, result.error().message);
+    pending_.schedule_upserts.push_back(stored);
+  }
+  mark_state_dirty();
+  schedules_changed_.notify_all();
+}
+
+// ---- outputs and saving -------------------------------------------------------------------------
 
 void ActorInstance::mark_state_dirty() {
   dirty_ = true;
@@ -281,20 +959,27 @@ void ActorInstance::mark_state_dirty() {
 }
 
 std::uint64_t ActorInstance::checkpoint() {
-  if (dirty_ && lifecycle_ != Lifecycle::kLoading && lifecycle_ != Lifecycle::kFailed) {
+  if (dirty_ && lifecycle_ != Lifecycle::kLoading && lifecycle_ != Lifecycle::kFailed
+      && lifecycle_ != Lifecycle::kStopped) {
     dirty_ = false;
-    std::optional<std::string> bytes;
+    storage::ActorWrite write = std::move(pending_);
+    pending_ = storage::ActorWrite{};
+    bool state_changed = false;
     try {
-      bytes = protocol::cbor_encode(data_->state_to_value());
+      std::string bytes = encode_stored(data_->state_to_value());
+      if (!last_saved_ || *last_saved_ != bytes) {
+        last_saved_ = bytes;
+        write.state = std::move(bytes);
+        state_changed = true;
+      }
     } catch (const std::exception& e) {
       log::error("state serialization failed actor_id={}: {}", actor_id_, e.what());
     }
-    if (bytes && (!last_saved_ || *last_saved_ != *bytes)) {
-      last_saved_ = *bytes;
+    if (!write.empty()) {
       std::uint64_t seq = ++requested_seq_;
       ++commits_in_flight_;
-      util::spawn(strand_, commit_state(seq, std::move(*bytes)), "commit actor state");
-      if (definition_->hooks.on_state_change) {
+      util::spawn(strand_, commit(seq, std::move(write)), "commit actor state");
+      if (state_changed && definition_->hooks.on_state_change) {
         try {
           definition_->hooks.on_state_change(this);
         } catch (const std::exception& e) {
@@ -306,21 +991,35 @@ std::uint64_t ActorInstance::checkpoint() {
   return definition_->options.durable_replies ? requested_seq_ : 0;
 }
 
-Task<void> ActorInstance::commit_state(std::uint64_t seq, std::string bytes) {
+Task<void> ActorInstance::commit(std::uint64_t seq, storage::ActorWrite write) {
   auto self = shared_from_this();
-  storage::ActorWrite write;
-  write.state = std::move(bytes);
+  storage::ActorWrite retry_copy;
+  retry_copy.conn_upserts = write.conn_upserts;
+  retry_copy.conn_deletes = write.conn_deletes;
+  retry_copy.schedule_upserts = write.schedule_upserts;
+  retry_copy.schedule_deletes = write.schedule_deletes;
   auto op = store_->commit(std::move(write));
   auto r = co_await std::move(op);
   --commits_in_flight_;
   if (r) {
     durable_seq_ = std::max(durable_seq_, seq);
+    notify_alarm();
   } else {
     log::error("state save failed actor_id={} seq={}: {}", actor_id_, seq, r.error().message);
     failed_seq_ = std::max(failed_seq_, seq);
-    // Retry with the next checkpoint: the state is whole-written, so any later success covers it.
+    // Retry with the next checkpoint: the state is written whole, so any later success covers it;
+    // connection and schedule changes are put back in front of newer ones.
     last_saved_.reset();
     dirty_ = true;
+    auto merge = [](auto& older, auto& newer) {
+      older.insert(older.end(), std::make_move_iterator(newer.begin()),
+                   std::make_move_iterator(newer.end()));
+      newer = std::move(older);
+    };
+    merge(retry_copy.conn_upserts, pending_.conn_upserts);
+    merge(retry_copy.conn_deletes, pending_.conn_deletes);
+    merge(retry_copy.schedule_upserts, pending_.schedule_upserts);
+    merge(retry_copy.schedule_deletes, pending_.schedule_deletes);
   }
   on_durable_progress();
 }
@@ -350,9 +1049,9 @@ Task<Result<void>> ActorInstance::wait_durable(std::uint64_t seq) {
   }
 }
 
-void ActorInstance::send_message(Connection& conn, const protocol::client::ToClient& msg) {
-  send_frame(conn, net::WsMessage{!protocol::client::is_text(conn.encoding()),
-                                  protocol::client::encode_to_client(conn.encoding(), msg)});
+void ActorInstance::send_message(Connection& conn, const client::ToClient& msg) {
+  send_frame(conn, net::WsMessage{!client::is_text(conn.encoding()),
+                                  client::encode_to_client(conn.encoding(), msg)});
 }
 
 void ActorInstance::send_frame(Connection& conn, net::WsMessage frame) {
@@ -368,10 +1067,9 @@ void ActorInstance::send_event(Connection& conn, const std::string& name, const 
   if (conn.kind() != ConnKind::kActorConnect || conn.closed()) {
     return;
   }
-  net::WsMessage frame{!protocol::client::is_text(conn.encoding()),
-                      protocol::client::encode_to_client(
-                          conn.encoding(),
-                          protocol::client::ToClient{protocol::client::Event{name, args}})};
+  net::WsMessage frame{!client::is_text(conn.encoding()),
+                       client::encode_to_client(conn.encoding(),
+                                                client::ToClient{client::Event{name, args}})};
   if (frame.data.size() > config_.max_outgoing_message_size) {
     conn.close(1011, "message.outgoing_too_long");
     return;
@@ -391,10 +1089,9 @@ void ActorInstance::broadcast(std::string event, Array args) {
     }
     auto& frame = frames[static_cast<int>(conn->encoding())];
     if (!frame) {
-      frame = net::WsMessage{!protocol::client::is_text(conn->encoding()),
-                             protocol::client::encode_to_client(
-                                 conn->encoding(),
-                                 protocol::client::ToClient{protocol::client::Event{event, args}})};
+      frame = net::WsMessage{!client::is_text(conn->encoding()),
+                             client::encode_to_client(
+                                 conn->encoding(), client::ToClient{client::Event{event, args}})};
     }
     if (frame->data.size() > config_.max_outgoing_message_size) {
       too_long.push_back(conn);
@@ -425,19 +1122,6 @@ Task<void> ActorInstance::save_state() {
   if (!r) {
     throw ActorError(r.error());
   }
-}
-
-Task<void> ActorInstance::wait_for(std::chrono::milliseconds duration) {
-  asio::steady_timer timer(strand_, duration);
-  co_await timer.async_wait(asio::use_awaitable);
-}
-
-void ActorInstance::sleep() {
-  log::info("sleep requested actor_id={} (sleep arrives with the lifecycle work)", actor_id_);
-}
-
-void ActorInstance::destroy() {
-  log::info("destroy requested actor_id={} (destroy arrives with the lifecycle work)", actor_id_);
 }
 
 }  // namespace rivetkit::core

@@ -6,16 +6,25 @@
 // the strand too, so user code between two co_awaits runs alone; handlers may interleave at
 // co_await points.
 //
-// Lifecycle (core-semantics.md §1.1-§1.2): kLoading -> kStarted -> kStopping -> kStopped, or
-// kLoading -> kFailed. start() loads the persisted actor; a new actor runs create_state and
-// on_create and is committed as initialized before anything else may see it; then create_vars and
-// on_wake run on every start.
+// Lifecycle (core-semantics.md §1): kLoading -> kStarted -> kStopping -> kStopped, or
+// kLoading -> kFailed.
+// - start(): loads the persisted actor; a new actor runs create_state and on_create and is
+//   committed as initialized before anything can see it; create_vars and on_wake run on every
+//   start; hibernated connections are re-attached (no connection hooks run); then `run` starts,
+//   the idle watch and the schedule timer begin, and overdue schedules fire.
+// - Idle: the actor may sleep when nothing keeps it awake (in-flight actions and raw requests,
+//   keep_awake tasks, raw WebSocket callbacks, non-hibernatable connections, pending disconnects,
+//   an active `run`). After `sleep_timeout` of that it asks the driver to stop it.
+// - stop(kSleep | kDestroy): the abort signal fires (`run` is cancelled), in-flight work drains
+//   within the grace period (then it is cancelled), connections are detached (hibernatable ones
+//   on sleep: the driver keeps their sockets) or closed with on_disconnect, on_sleep / on_destroy
+//   runs, and the final save completes before the instance reports stopped.
 //
-// Durability (the output gate): whenever user code may have changed the state (mark_state_dirty),
-// a save is scheduled for the end of the current strand turn. Every output (action reply, event,
-// Init) carries the sequence number of the latest save requested before it, and is released only
-// once that save is durable. Saves are whole-state writes, so a later successful save also covers
-// the earlier ones. If a save fails, outputs that depend on it fail instead of being sent.
+// Durability (the output gate): whenever user code may have changed the state (mark_state_dirty)
+// or schedules/connections changed, a save is scheduled for the end of the current strand turn.
+// Every output (action reply, event, Init) carries the sequence number of the latest save
+// requested before it and is released only once that save is durable. A failed save fails the
+// outputs that depend on it instead of sending them.
 
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/result.hpp>
@@ -27,20 +36,26 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/connection.hpp"
+#include "core/driver.hpp"
 #include "core/notifier.hpp"
 #include "core/runtime_config.hpp"
 #include "storage/actor_store.hpp"
 
 namespace rivetkit::core {
 
+enum class StopReason { kSleep, kDestroy };
+
 class ActorInstance final : public detail::ActorApi,
                             public std::enable_shared_from_this<ActorInstance> {
  public:
   enum class Lifecycle { kLoading, kStarted, kStopping, kStopped, kFailed };
+  /// What a delivery to a connection achieved (see deliver()).
+  enum class Delivery { kAccepted, kRetry, kGone };
 
   struct Spec {
     std::string actor_id;
@@ -49,6 +64,7 @@ class ActorInstance final : public detail::ActorApi,
     std::uint32_t generation = 1;
     std::shared_ptr<const detail::ActorDefinitionData> definition;
     std::unique_ptr<storage::ActorStore> store;
+    LifecycleDriver* driver = nullptr;
   };
 
   ActorInstance(boost::asio::any_io_executor strand, Spec spec, const RuntimeConfig& config);
@@ -63,8 +79,8 @@ class ActorInstance final : public detail::ActorApi,
 
   /// Loads and runs the start hooks. On failure the instance is kFailed and must be discarded.
   Task<Result<void>> start();
-  /// Waits for in-flight saves, then marks the instance stopped (no hooks yet: issue 3).
-  Task<void> stop();
+  /// Stops the instance (see the file comment). Idempotent; returns when fully stopped.
+  Task<void> stop(StopReason reason);
 
   // ---- connections ----------------------------------------------------------------------------
 
@@ -76,12 +92,24 @@ class ActorInstance final : public detail::ActorApi,
       std::shared_ptr<net::WebSocket> transport);
   /// Removes the connection and runs on_disconnect (once, however many times it is called).
   Task<void> close_connection(std::shared_ptr<Connection> conn);
+  /// The live connection with this id, or nullptr.
+  std::shared_ptr<Connection> find_connection(const std::string& conn_id) const;
+  /// Hands one client message of a connect socket to this instance. kRetry: the instance is
+  /// stopping and the message was not taken (deliver it to the next instance); kGone: the
+  /// connection no longer exists here.
+  Delivery deliver(const std::string& conn_id, protocol::client::ToServer message);
+  /// Runs a raw WebSocket's message handler for one message (sequentially per socket).
+  Task<Delivery> deliver_raw(std::string conn_id, net::WsMessage message);
+  /// Runs on_websocket for a newly opened (or re-attached) raw socket.
+  Task<Result<void>> attach_raw_websocket(std::shared_ptr<Connection> conn, bool restored);
+  /// The socket of `conn_id` ended: runs its close handler and on_disconnect.
+  Task<void> connection_closed(std::string conn_id, std::uint16_t code, std::string reason);
 
   // ---- actions and outputs --------------------------------------------------------------------
 
   /// Runs action `name` with the action timeout. Errors are returned, never thrown.
   Task<Result<Value>> run_action(Connection* conn, std::string name, Array args);
-  /// Saves the state now if it changed; returns the sequence number outputs must wait for.
+  /// Saves now whatever changed; returns the sequence number outputs must wait for.
   std::uint64_t checkpoint();
   /// Resumes once save `seq` (or a later one) is durable; an error if it failed.
   Task<Result<void>> wait_durable(std::uint64_t seq);
@@ -93,6 +121,9 @@ class ActorInstance final : public detail::ActorApi,
   void send_frame(Connection& conn, net::WsMessage frame);
   /// {actorId, generation, key} for error messages.
   protocol::client::ActorSpecifier specifier() const;
+
+  /// Marks a connection's persisted data (state, subscriptions) as changed.
+  void mark_conn_dirty(const std::string& conn_id);
 
   // ---- detail::ActorApi -----------------------------------------------------------------------
   const std::string& actor_id() const override { return actor_id_; }
@@ -108,12 +139,40 @@ class ActorInstance final : public detail::ActorApi,
   Task<void> wait_for(std::chrono::milliseconds duration) override;
   void sleep() override;
   void destroy() override;
+  bool aborted() const override { return aborted_; }
+  void keep_awake(Task<void> task) override;
+  void wait_until(Task<void> task) override;
+  std::int64_t now_ms() const override;
+  std::string schedule_at(std::int64_t at_ms, std::string action, Array args) override;
+  bool schedule_cancel(const std::string& id) override;
+  std::vector<ScheduledEvent> schedule_list() const override;
+
+  /// Test hook: whether the idle rules currently allow sleep.
+  bool can_sleep_for_test() const { return can_sleep(); }
 
  private:
-  Task<void> commit_state(std::uint64_t seq, std::string bytes);
+  /// Counts one unit of sleep-blocking (or stop-blocking) work while alive.
+  enum class Work { kAction, kKeepAwake, kWaitUntil, kWsCallback, kDisconnect, kRun };
+  class WorkScope;
+  WorkScope track(Work kind);
+  void work_changed();
+  bool can_sleep() const;
+  bool work_drained(bool include_wait_until) const;
+
+  Task<void> idle_watch();
+  Task<void> schedule_loop();
+  Task<void> run_scheduled(storage::PersistedSchedule event);
+  Task<void> run_background(Task<void> task, Work kind);
+  Task<void> run_handler();
+  void restore_connections(const std::vector<storage::PersistedConn>& conns);
+  storage::PersistedConn persist_conn(const Connection& conn) const;
+  void request_stop(StopReason reason);
+  void notify_alarm();
+
+  Task<void> commit(std::uint64_t seq, storage::ActorWrite write);
   void on_durable_progress();
-  template <class Fn>
-  Task<Result<void>> run_hook(const char* what, Fn fn);
+  template <class T>
+  Task<std::optional<T>> with_deadline(Task<T> task, util::SteadyTime deadline);
 
   boost::asio::any_io_executor strand_;
   std::string actor_id_;
@@ -123,16 +182,33 @@ class ActorInstance final : public detail::ActorApi,
   std::uint32_t generation_;
   std::shared_ptr<const detail::ActorDefinitionData> definition_;
   std::unique_ptr<storage::ActorStore> store_;
+  LifecycleDriver* driver_;
   const RuntimeConfig& config_;
   Lifecycle lifecycle_ = Lifecycle::kLoading;
-
   std::unique_ptr<detail::UserActorData> data_;
   std::map<std::string, std::shared_ptr<Connection>, std::less<>> connections_;
+
+  // Sleep accounting (core-semantics.md §1.3).
+  std::size_t work_[6] = {0, 0, 0, 0, 0, 0};
+  util::SteadyTime idle_since_{};
+  bool stop_requested_ = false;
+  bool aborted_ = false;       // the abort signal: stopping has begun
+  bool hard_aborted_ = false;  // the grace deadline passed: cancel what is left
+  Notifier activity_;          // wakes the idle watch and the stop drain
+  Notifier abort_signal_;      // fires with aborted_
+  Notifier hard_abort_;        // fires with hard_aborted_
+
+  // Schedules (in memory, mirrored to storage through the output gate).
+  std::map<std::string, storage::PersistedSchedule> schedules_;
+  std::set<std::string> schedules_running_;
+  Notifier schedules_changed_;
+  std::optional<std::int64_t> last_alarm_;
 
   // Output gate.
   bool dirty_ = false;
   bool save_posted_ = false;
   std::optional<std::string> last_saved_;  // bytes of the last state handed to the store
+  storage::ActorWrite pending_;            // conn/schedule changes not yet handed to the store
   std::uint64_t requested_seq_ = 0;
   std::uint64_t durable_seq_ = 0;
   std::uint64_t failed_seq_ = 0;  // highest failed save not superseded by a later success

@@ -17,6 +17,22 @@ Connection::Connection(ActorInstance& owner, std::string id, ConnKind kind, Valu
 
 void Connection::send(std::string event, Array args) { owner_.send_event(*this, event, args); }
 
+void Connection::mark_state_dirty() {
+  if (hibernatable_) {
+    owner_.mark_conn_dirty(id_);
+  }
+}
+
+void Connection::subscribe(std::string event) {
+  subscriptions_.insert(std::move(event));
+  mark_state_dirty();
+}
+
+void Connection::unsubscribe(const std::string& event) {
+  subscriptions_.erase(event);
+  mark_state_dirty();
+}
+
 void Connection::disconnect(std::string reason) { close(1000, std::move(reason)); }
 
 void Connection::enqueue(net::WsMessage frame, std::uint64_t needs_seq) {

@@ -10,6 +10,7 @@
 
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/http.hpp>
+#include <rivetkit/websocket.hpp>
 
 #include <cstdint>
 #include <deque>
@@ -36,19 +37,29 @@ class Connection final : public detail::ConnApi {
   const std::string& id() const override { return id_; }
   const Value& params() const override { return params_; }
   detail::UserConnData* user_data() override { return data_.get(); }
-  void mark_state_dirty() override {}
+  void mark_state_dirty() override;
   void send(std::string event, Array args) override;
   void disconnect(std::string reason) override;
-  bool is_hibernatable() const override { return false; }
+  bool is_hibernatable() const override { return hibernatable_; }
   const Request& request() const override { return request_; }
 
   ConnKind kind() const { return kind_; }
+  void set_hibernatable(bool h) { hibernatable_ = h; }
+  const std::set<std::string, std::less<>>& subscriptions() const { return subscriptions_; }
+  const std::shared_ptr<net::WebSocket>& transport() const { return transport_; }
+  /// Forgets the transport without closing it (the actor sleeps; the driver keeps the socket).
+  void detach() {
+    transport_.reset();
+    closed_ = true;
+  }
+  /// The raw-socket handle of a kRawWebSocket connection.
+  std::shared_ptr<WebSocket::Impl> raw_socket;
   protocol::client::Encoding encoding() const { return encoding_; }
   void set_user_data(std::unique_ptr<detail::UserConnData> data) { data_ = std::move(data); }
 
   bool subscribed(const std::string& event) const { return subscriptions_.count(event) != 0; }
-  void subscribe(std::string event) { subscriptions_.insert(std::move(event)); }
-  void unsubscribe(const std::string& event) { subscriptions_.erase(event); }
+  void subscribe(std::string event);
+  void unsubscribe(const std::string& event);
 
   /// Queues a frame to leave once save `needs_seq` is durable.
   void enqueue(net::WsMessage frame, std::uint64_t needs_seq);
@@ -74,6 +85,7 @@ class Connection final : public detail::ConnApi {
   std::deque<std::pair<std::uint64_t, net::WsMessage>> outbox_;
   std::optional<std::pair<std::uint16_t, std::string>> pending_close_;
   bool closed_ = false;
+  bool hibernatable_ = false;
 };
 
 }  // namespace rivetkit::core

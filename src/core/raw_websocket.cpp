@@ -2,16 +2,28 @@
 
 namespace rivetkit {
 
+namespace {
+void send_frame(const std::shared_ptr<WebSocket::Impl>& impl, net::WsMessage msg) {
+  auto instance = impl->instance.lock();
+  auto conn = impl->conn.lock();
+  if (instance && conn) {
+    instance->send_frame(*conn, std::move(msg));
+  }
+}
+}  // namespace
+
 void WebSocket::send(std::string_view text) const {
-  impl_->instance->send_frame(*impl_->conn, net::WsMessage{false, std::string(text)});
+  send_frame(impl_, net::WsMessage{false, std::string(text)});
 }
 
 void WebSocket::send_binary(std::string_view data) const {
-  impl_->instance->send_frame(*impl_->conn, net::WsMessage{true, std::string(data)});
+  send_frame(impl_, net::WsMessage{true, std::string(data)});
 }
 
 void WebSocket::close(std::uint16_t code, std::string reason) const {
-  impl_->conn->close(code, std::move(reason));
+  if (auto conn = impl_->conn.lock()) {
+    conn->close(code, std::move(reason));
+  }
 }
 
 void WebSocket::set_message_handler(std::function<Task<void>(WebSocketMessage)> handler) const {
@@ -22,6 +34,8 @@ void WebSocket::on_close(std::function<void(std::uint16_t, std::string)> handler
   impl_->on_close = std::move(handler);
 }
 
-const Request& WebSocket::request() const { return impl_->conn->request(); }
+const Request& WebSocket::request() const { return impl_->request; }
+
+bool WebSocket::restored() const { return impl_->restored; }
 
 }  // namespace rivetkit

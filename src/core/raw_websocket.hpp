@@ -1,6 +1,7 @@
 #pragma once
 // The implementation behind the public rivetkit::WebSocket handle given to on_websocket.
-// Lives on the actor's strand; sends go through the connection's output gate.
+// Lives on the actor's strand; sends go through the connection's output gate. It holds only weak
+// references, so a handle kept by user code never keeps an instance or connection alive.
 
 #include <rivetkit/websocket.hpp>
 
@@ -14,11 +15,14 @@ namespace rivetkit {
 
 class WebSocket::Impl {
  public:
-  Impl(std::shared_ptr<core::ActorInstance> owner, std::shared_ptr<core::Connection> connection)
-      : instance(std::move(owner)), conn(std::move(connection)) {}
+  Impl(std::weak_ptr<core::ActorInstance> owner, std::weak_ptr<core::Connection> connection,
+       Request req)
+      : instance(std::move(owner)), conn(std::move(connection)), request(std::move(req)) {}
 
-  std::shared_ptr<core::ActorInstance> instance;
-  std::shared_ptr<core::Connection> conn;
+  std::weak_ptr<core::ActorInstance> instance;
+  std::weak_ptr<core::Connection> conn;
+  Request request;
+  bool restored = false;
   std::function<Task<void>(WebSocketMessage)> on_message;
   std::function<void(std::uint16_t, std::string)> on_close;
 };

@@ -94,6 +94,32 @@ Task<T> on_strand(const std::shared_ptr<ActorInstance>& instance, Task<T> task) 
   co_return co_await std::move(op);
 }
 
+// ---- retries across instances ------------------------------------------------------------------
+
+bool is_stopping(const Error& e) { return e.group == "actor" && e.code == "stopping"; }
+
+// How many times work that met a stopping instance is handed to the next one.
+constexpr int kMaxInstanceRetries = 20;
+
+// Runs `make(instance)` on the actor's strand; when the instance was stopping, resolves the actor
+// again (waiting for the stop, waking the next instance) and tries there.
+template <class T, class Make>
+Task<Result<T>> on_current_instance(ActorTarget& target, Make make) {
+  for (int attempt = 0;; ++attempt) {
+    auto task = make(target.instance);
+    auto result = co_await on_strand(target.instance, std::move(task));
+    if (result || !is_stopping(result.error()) || attempt >= kMaxInstanceRetries) {
+      co_return result;
+    }
+    auto resolve_op = target.resolve();
+    auto next = co_await std::move(resolve_op);
+    if (!next) {
+      co_return fail(next.error());
+    }
+    target.instance = std::move(*next);
+  }
+}
+
 // ---- HTTP action ------------------------------------------------------------------------------
 
 // Ends the short-lived connection of an HTTP call, then applies the output gate: the response
@@ -126,15 +152,15 @@ Task<Result<Value>> http_action_on_strand(std::shared_ptr<ActorInstance> instanc
   co_return result;
 }
 
-Task<net::HttpResponse> handle_action(std::shared_ptr<ActorInstance> instance,
-                                      net::HttpRequest req, std::string_view raw_name,
-                                      client::Encoding encoding) {
+Task<net::HttpResponse> handle_action(ActorTarget target, net::HttpRequest req,
+                                      std::string raw_name, client::Encoding encoding) {
+  auto instance = target.instance;
   const auto& config = instance->config();
   if (req.method != "POST") {
     co_return ActorRouter::error_response(method_not_allowed(), encoding, instance.get());
   }
   auto name = util::percent_decode(raw_name);
-  if (!name || raw_name.find('/') != std::string_view::npos) {
+  if (!name || raw_name.find('/') != std::string::npos) {
     co_return ActorRouter::error_response(route_not_found(req.target), encoding, instance.get());
   }
   if (req.body.size() > config.max_incoming_message_size) {
@@ -154,12 +180,15 @@ Task<net::HttpResponse> handle_action(std::shared_ptr<ActorInstance> instance,
   if (!params) {
     co_return ActorRouter::error_response(params.error(), encoding, instance.get());
   }
-  auto target = util::split_target(req.target);
-  Request user_req = to_user_request(
-      req, std::string(target.path), target.has_query ? "?" + std::string(target.query) : "");
-  auto task = http_action_on_strand(instance, std::move(*params), std::move(user_req), encoding,
-                                    std::move(*name), std::move(*args));
-  auto result = co_await on_strand(instance, std::move(task));
+  auto target_parts = util::split_target(req.target);
+  Request user_req =
+      to_user_request(req, std::string(target_parts.path),
+                      target_parts.has_query ? "?" + std::string(target_parts.query) : "");
+  auto op = on_current_instance<Value>(target, [&](std::shared_ptr<ActorInstance> inst) {
+    return http_action_on_strand(std::move(inst), *params, user_req, encoding, *name, *args);
+  });
+  auto result = co_await std::move(op);
+  instance = target.instance;
   if (!result) {
     co_return ActorRouter::error_response(sanitize_for_client(result.error()), encoding,
                                           instance.get());
@@ -200,9 +229,9 @@ Task<Result<Response>> raw_request_on_strand(std::shared_ptr<ActorInstance> inst
   }
   Result<Response> result = fail(route_not_found("/request" + request.path));
   if (hooks.on_request) {
-    asio::steady_timer timer(instance->strand(), instance->definition().options.action_timeout);
-    auto handler = catching_request(hooks.on_request(instance.get(), conn->get(), std::move(request)));
-    auto timeout = timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    auto handler =
+        catching_request(hooks.on_request(instance.get(), conn->get(), std::move(request)));
+    auto timeout = instance->config().clock->wait_for(instance->definition().options.action_timeout);
     auto raced = co_await (std::move(handler) || std::move(timeout));
     if (raced.index() == 0) {
       result = std::move(std::get<0>(raced));
@@ -218,19 +247,21 @@ Task<Result<Response>> raw_request_on_strand(std::shared_ptr<ActorInstance> inst
   co_return result;
 }
 
-Task<net::HttpResponse> handle_raw_request(std::shared_ptr<ActorInstance> instance,
-                                           net::HttpRequest req, std::string path,
-                                           std::string search, client::Encoding encoding) {
+Task<net::HttpResponse> handle_raw_request(ActorTarget target, net::HttpRequest req,
+                                           std::string path, std::string search,
+                                           client::Encoding encoding) {
   auto params = parse_params(req.header("x-rivet-conn-params"));
   if (!params) {
-    co_return ActorRouter::error_response(params.error(), encoding, instance.get());
+    co_return ActorRouter::error_response(params.error(), encoding, target.instance.get());
   }
   Request user_req = to_user_request(req, std::move(path), std::move(search));
-  auto task = raw_request_on_strand(instance, std::move(*params), std::move(user_req));
-  auto result = co_await on_strand(instance, std::move(task));
+  auto op = on_current_instance<Response>(target, [&](std::shared_ptr<ActorInstance> inst) {
+    return raw_request_on_strand(std::move(inst), *params, user_req);
+  });
+  auto result = co_await std::move(op);
   if (!result) {
     co_return ActorRouter::error_response(sanitize_for_client(result.error()), encoding,
-                                          instance.get());
+                                          target.instance.get());
   }
   net::HttpResponse resp;
   resp.status = result->status;
@@ -238,11 +269,73 @@ Task<net::HttpResponse> handle_raw_request(std::shared_ptr<ActorInstance> instan
     resp.headers.push_back(net::Header{h.name, std::move(h.value)});
   }
   resp.body = std::move(result->body);
-  add_actor_headers(resp, *instance);
+  add_actor_headers(resp, *target.instance);
   co_return resp;
 }
 
-// ---- /connect ---------------------------------------------------------------------------------
+// ---- socket sessions (/connect and raw) ---------------------------------------------------------
+
+Task<ActorInstance::Delivery> deliver_on_strand(std::shared_ptr<ActorInstance> instance,
+                                                std::string conn_id, client::ToServer message) {
+  co_return instance->deliver(conn_id, std::move(message));
+}
+
+Task<ActorInstance::Delivery> deliver_raw_on_strand(std::shared_ptr<ActorInstance> instance,
+                                                    std::string conn_id, net::WsMessage message) {
+  auto op = instance->deliver_raw(std::move(conn_id), std::move(message));
+  co_return co_await std::move(op);
+}
+
+Task<void> closed_on_strand(std::shared_ptr<ActorInstance> instance, std::string conn_id,
+                            std::uint16_t code, std::string reason) {
+  auto op = instance->connection_closed(std::move(conn_id), code, std::move(reason));
+  co_await std::move(op);
+}
+
+// Hands one message to whichever instance is current, waking the actor if it sleeps. Returns
+// false (with the socket closed) when the connection cannot continue.
+template <class Make>
+Task<bool> deliver_to_current(ActorTarget& target, net::WebSocket& socket, Make make) {
+  for (int attempt = 0; attempt <= kMaxInstanceRetries; ++attempt) {
+    auto task = make(target.instance);
+    auto delivery = co_await on_strand(target.instance, std::move(task));
+    if (delivery == ActorInstance::Delivery::kAccepted) {
+      co_return true;
+    }
+    if (delivery == ActorInstance::Delivery::kGone) {
+      socket.close(1011, "actor.connection_lost");
+      co_return false;
+    }
+    auto resolve_op = target.resolve();
+    auto next = co_await std::move(resolve_op);
+    if (!next) {
+      socket.close(1011, next.error().qualified_code());
+      co_return false;
+    }
+    target.instance = std::move(*next);
+  }
+  socket.close(1011, "actor.stopping");
+  co_return false;
+}
+
+// The client went away (or the actor closed the socket): run the close handling on the current
+// instance, waking the actor if it sleeps, so on_disconnect runs when the client really leaves.
+Task<void> end_session(ActorTarget target, std::string conn_id, net::WsCloseInfo info) {
+  if (target.sockets != nullptr) {
+    target.sockets->remove(conn_id);
+  }
+  auto instance = target.instance;
+  if (instance->lifecycle() != ActorInstance::Lifecycle::kStarted) {
+    auto resolve_op = target.resolve();
+    auto next = co_await std::move(resolve_op);
+    if (!next) {
+      co_return;  // destroyed, or the process is stopping: nothing left to notify
+    }
+    instance = std::move(*next);
+  }
+  auto task = closed_on_strand(instance, std::move(conn_id), info.code, std::move(info.reason));
+  co_await on_strand(instance, std::move(task));
+}
 
 Task<Result<std::shared_ptr<Connection>>> connect_on_strand(std::shared_ptr<ActorInstance> instance,
                                                             Value params, Request request,
@@ -257,215 +350,129 @@ Task<Result<std::shared_ptr<Connection>>> connect_on_strand(std::shared_ptr<Acto
   co_return conn;
 }
 
-Task<void> ws_action_on_strand(std::shared_ptr<ActorInstance> instance,
-                               std::shared_ptr<Connection> conn, client::ActionRequest request) {
-  auto action_op = instance->run_action(conn.get(), request.name, std::move(request.args));
-  auto result = co_await std::move(action_op);
-  const auto encoding = conn->encoding();
-  if (result) {
-    std::string frame = client::encode_to_client(
-        encoding, client::ToClient{client::ActionResponse{request.id, std::move(*result)}});
-    if (frame.size() <= instance->config().max_outgoing_message_size) {
-      instance->send_frame(*conn, net::WsMessage{!client::is_text(encoding), std::move(frame)});
-      co_return;
-    }
-    result = fail(outgoing_too_long());
-  }
-  Error e = sanitize_for_client(result.error());
-  instance->send_message(*conn, client::ToClient{to_error_message(e, request.id, instance.get())});
-}
-
-Task<void> ws_subscribe_on_strand(std::shared_ptr<Connection> conn,
-                                  client::SubscriptionRequest request) {
-  if (request.subscribe) {
-    conn->subscribe(std::move(request.event_name));
-  } else {
-    conn->unsubscribe(request.event_name);
-  }
-  co_return;
-}
-
-Task<void> disconnect_on_strand(std::shared_ptr<ActorInstance> instance,
-                                std::shared_ptr<Connection> conn, std::uint16_t code,
-                                std::string reason) {
-  conn->close(code, std::move(reason));
-  auto op = instance->close_connection(conn);
-  co_await std::move(op);
-}
-
-Task<void> handle_connect(std::shared_ptr<ActorInstance> instance, net::HttpRequest req,
-                          std::string search, std::shared_ptr<net::WebSocket> socket) {
+Task<void> handle_connect(ActorTarget target, net::HttpRequest req, std::string search,
+                          std::shared_ptr<net::WebSocket> socket) {
   WsProtocols protocols = parse_ws_protocols(req);
   auto encoding = client::parse_encoding(protocols.encoding.value_or("json"));
   if (!encoding) {
     socket->close(1003, "actor.unsupported_websocket_encoding");
     co_return;
   }
-  auto params = parse_params(protocols.conn_params);
-  if (!params) {
-    socket->send(net::WsMessage{!client::is_text(*encoding),
-                                client::encode_to_client(*encoding, client::ToClient{to_error_message(
-                                                                        params.error(), std::nullopt,
-                                                                        instance.get())})});
-    socket->close(1011, params.error().qualified_code());
-    co_return;
-  }
-  auto task = connect_on_strand(instance, std::move(*params),
-                                to_user_request(req, "/connect", std::move(search)), *encoding,
-                                socket);
-  auto opened = co_await on_strand(instance, std::move(task));
-  if (!opened) {
+  auto send_error = [&](const Error& e) {
     // Setup errors are sent as they are (core does not mask them), then the socket closes.
-    const Error& e = opened.error();
     socket->send(net::WsMessage{
         !client::is_text(*encoding),
-        client::encode_to_client(*encoding,
-                                 client::ToClient{to_error_message(e, std::nullopt, instance.get())})});
+        client::encode_to_client(*encoding, client::ToClient{to_error_message(
+                                                e, std::nullopt, target.instance.get())})});
     socket->close(1011, e.qualified_code());
+  };
+  auto params = parse_params(protocols.conn_params);
+  if (!params) {
+    send_error(params.error());
     co_return;
   }
-  std::shared_ptr<Connection> conn = std::move(*opened);
-  const auto& config = instance->config();
-  std::uint16_t close_code = 1000;
-  std::string close_reason;
+  Request user_req = to_user_request(req, "/connect", std::move(search));
+  auto open_op = on_current_instance<std::shared_ptr<Connection>>(
+      target, [&](std::shared_ptr<ActorInstance> inst) {
+        return connect_on_strand(std::move(inst), *params, user_req, *encoding, socket);
+      });
+  auto opened = co_await std::move(open_op);
+  if (!opened) {
+    send_error(opened.error());
+    co_return;
+  }
+  const std::string conn_id = (*opened)->id();
+  opened->reset();
+  if (target.sockets != nullptr) {
+    target.sockets->add(conn_id, socket);
+  }
+  const auto max_incoming = target.instance->config().max_incoming_message_size;
   while (true) {
     auto receive_op = socket->receive();
     auto msg = co_await std::move(receive_op);
     if (!msg) {
       break;
     }
-    if (msg->data.size() > config.max_incoming_message_size) {
-      close_code = 1011;
-      close_reason = "message.incoming_too_long";
-      break;
+    if (msg->data.size() > max_incoming) {
+      socket->close(1011, "message.incoming_too_long");
+      continue;  // the next receive reports the close
     }
     auto decoded = client::decode_to_server(*encoding, msg->data);
     if (!decoded) {
-      log::info("undecodable connection frame actor_id={} conn_id={}: {}", instance->actor_id(),
-                conn->id(), decoded.error().message);
-      close_code = 1011;
-      close_reason = "actor.invalid_request";
-      break;
+      log::info("undecodable connection frame actor_id={} conn_id={}: {}",
+                target.instance->actor_id(), conn_id, decoded.error().message);
+      socket->close(1011, "actor.invalid_request");
+      continue;
     }
-    // Posted to the actor's strand in arrival order; actions then run concurrently.
-    if (auto* action = std::get_if<client::ActionRequest>(&*decoded)) {
-      util::spawn(instance->strand(), ws_action_on_strand(instance, conn, std::move(*action)),
-                  "connection action");
-    } else {
-      auto& sub = std::get<client::SubscriptionRequest>(*decoded);
-      util::spawn(instance->strand(), ws_subscribe_on_strand(conn, std::move(sub)),
-                  "connection subscription");
+    // In arrival order: each message is taken by exactly one instance; actions then run
+    // concurrently on it.
+    auto delivered_op = deliver_to_current(target, *socket, [&](std::shared_ptr<ActorInstance> inst) {
+      return deliver_on_strand(std::move(inst), conn_id, *decoded);
+    });
+    if (!co_await std::move(delivered_op)) {
+      continue;
     }
   }
-  if (close_reason.empty()) {
-    close_reason = socket->close_info().reason;
-    close_code = 1000;
-  }
-  auto task2 = disconnect_on_strand(instance, conn, close_code, std::move(close_reason));
-  co_await on_strand(instance, std::move(task2));
+  auto end_op = end_session(target, conn_id, socket->close_info());
+  co_await std::move(end_op);
 }
 
-// ---- raw WebSocket ----------------------------------------------------------------------------
-
-Task<Result<std::shared_ptr<WebSocket::Impl>>> raw_ws_open_on_strand(
+Task<Result<std::shared_ptr<Connection>>> raw_ws_open_on_strand(
     std::shared_ptr<ActorInstance> instance, Value params, Request request,
     std::shared_ptr<net::WebSocket> socket) {
-  const auto& hooks = instance->definition().hooks;
   auto open_op = instance->open_connection(ConnKind::kRawWebSocket, std::move(params),
                                            std::move(request), client::Encoding::kBare, socket);
   auto conn = co_await std::move(open_op);
   if (!conn) {
     co_return fail(conn.error());
   }
-  auto impl = std::make_shared<WebSocket::Impl>(instance, *conn);
-  if (!hooks.on_websocket) {
+  auto attach_op = instance->attach_raw_websocket(*conn, false);
+  auto attached = co_await std::move(attach_op);
+  if (!attached) {
     auto close_op = instance->close_connection(*conn);
     co_await std::move(close_op);
-    co_return fail(route_not_found("/websocket" + (*conn)->request().path));
+    co_return fail(attached.error());
   }
-  std::exception_ptr failure;
-  try {
-    auto handler = hooks.on_websocket(instance.get(), conn->get(), WebSocket(impl));
-    co_await std::move(handler);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  if (failure) {
-    auto close_op = instance->close_connection(*conn);
-    co_await std::move(close_op);
-    co_return fail(error_from_exception(failure));
-  }
-  co_return impl;
+  co_return conn;
 }
 
-Task<Result<void>> raw_ws_message_on_strand(std::shared_ptr<WebSocket::Impl> impl,
-                                            net::WsMessage msg) {
-  if (!impl->on_message) {
-    co_return Result<void>{};
-  }
-  std::exception_ptr failure;
-  try {
-    auto handler = impl->on_message(WebSocketMessage{msg.binary, std::move(msg.data)});
-    co_await std::move(handler);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  if (failure) {
-    co_return fail(error_from_exception(failure));
-  }
-  co_return Result<void>{};
-}
-
-Task<void> raw_ws_close_on_strand(std::shared_ptr<WebSocket::Impl> impl, std::uint16_t code,
-                                  std::string reason) {
-  if (impl->on_close) {
-    try {
-      impl->on_close(code, reason);
-    } catch (const std::exception& e) {
-      log::warn("websocket close handler failed actor_id={}: {}", impl->instance->actor_id(),
-                e.what());
-    }
-  }
-  impl->conn->close(code, reason);
-  auto op = impl->instance->close_connection(impl->conn);
-  co_await std::move(op);
-  impl->on_message = nullptr;
-  impl->on_close = nullptr;
-}
-
-Task<void> handle_raw_websocket(std::shared_ptr<ActorInstance> instance, net::HttpRequest req,
-                                std::string path, std::string search,
-                                std::shared_ptr<net::WebSocket> socket) {
+Task<void> handle_raw_websocket(ActorTarget target, net::HttpRequest req, std::string path,
+                                std::string search, std::shared_ptr<net::WebSocket> socket) {
   WsProtocols protocols = parse_ws_protocols(req);
   auto params = parse_params(protocols.conn_params);
   if (!params) {
     socket->close(1011, params.error().qualified_code());
     co_return;
   }
-  auto task = raw_ws_open_on_strand(instance, std::move(*params),
-                                    to_user_request(req, std::move(path), std::move(search)), socket);
-  auto opened = co_await on_strand(instance, std::move(task));
+  Request user_req = to_user_request(req, std::move(path), std::move(search));
+  auto open_op = on_current_instance<std::shared_ptr<Connection>>(
+      target, [&](std::shared_ptr<ActorInstance> inst) {
+        return raw_ws_open_on_strand(std::move(inst), *params, user_req, socket);
+      });
+  auto opened = co_await std::move(open_op);
   if (!opened) {
     socket->close(1011, opened.error().qualified_code());
     co_return;
   }
-  std::shared_ptr<WebSocket::Impl> impl = std::move(*opened);
+  const std::string conn_id = (*opened)->id();
+  const bool hibernatable = (*opened)->is_hibernatable();
+  opened->reset();
+  if (hibernatable && target.sockets != nullptr) {
+    target.sockets->add(conn_id, socket);
+  }
   while (true) {
     auto receive_op = socket->receive();
     auto msg = co_await std::move(receive_op);
     if (!msg) {
       break;
     }
-    auto handle = raw_ws_message_on_strand(impl, std::move(*msg));
-    auto handled = co_await on_strand(instance, std::move(handle));
-    if (!handled) {
-      socket->close(1011, handled.error().qualified_code());
-      break;
-    }
+    auto delivered_op = deliver_to_current(target, *socket, [&](std::shared_ptr<ActorInstance> inst) {
+      return deliver_raw_on_strand(std::move(inst), conn_id, *msg);
+    });
+    co_await std::move(delivered_op);
   }
-  net::WsCloseInfo info = socket->close_info();
-  auto close_task = raw_ws_close_on_strand(impl, info.code, info.reason);
-  co_await on_strand(instance, std::move(close_task));
+  auto end_op = end_session(target, conn_id, socket->close_info());
+  co_await std::move(end_op);
 }
 
 }  // namespace
@@ -512,23 +519,24 @@ net::HttpResponse ActorRouter::error_response(const Error& error, client::Encodi
   return resp;
 }
 
-Task<net::HttpResponse> ActorRouter::handle_http(std::shared_ptr<ActorInstance> instance,
-                                                 net::HttpRequest request, std::string path) {
-  auto target = util::split_target(path);
-  std::string_view p = target.path;
-  std::string search = target.has_query ? "?" + std::string(target.query) : std::string();
+Task<net::HttpResponse> ActorRouter::handle_http(ActorTarget target, net::HttpRequest request,
+                                                 std::string path) {
+  auto split = util::split_target(path);
+  std::string p(split.path);
+  std::string search = split.has_query ? "?" + std::string(split.query) : std::string();
   auto encoding = client::http_encoding_from_header(request.header("x-rivet-encoding").value_or(""));
+  const auto& instance = target.instance;
 
   if (starts_with(p, "/action/")) {
-    auto task = handle_action(instance, std::move(request), p.substr(8), encoding);
+    auto task = handle_action(std::move(target), std::move(request), p.substr(8), encoding);
     co_return co_await std::move(task);
   }
   if (p == "/request" || starts_with(p, "/request/")) {
-    std::string rest(p.substr(8));
+    std::string rest = p.substr(8);
     if (rest.empty()) {
       rest = "/";
     }
-    auto task = handle_raw_request(instance, std::move(request), std::move(rest),
+    auto task = handle_raw_request(std::move(target), std::move(request), std::move(rest),
                                    std::move(search), encoding);
     co_return co_await std::move(task);
   }
@@ -557,14 +565,14 @@ Task<net::HttpResponse> ActorRouter::handle_http(std::shared_ptr<ActorInstance> 
   co_return error_response(route_not_found(p), encoding, instance.get());
 }
 
-Task<void> ActorRouter::handle_websocket(std::shared_ptr<ActorInstance> instance,
-                                         net::HttpRequest request, std::string path,
-                                         std::shared_ptr<net::WebSocket> socket) {
-  auto target = util::split_target(path);
-  std::string p(target.path);
-  std::string search = target.has_query ? "?" + std::string(target.query) : std::string();
+Task<void> ActorRouter::handle_websocket(ActorTarget target, net::HttpRequest request,
+                                         std::string path, std::shared_ptr<net::WebSocket> socket) {
+  auto split = util::split_target(path);
+  std::string p(split.path);
+  std::string search = split.has_query ? "?" + std::string(split.query) : std::string();
   if (p == "/connect") {
-    auto task = handle_connect(instance, std::move(request), std::move(search), std::move(socket));
+    auto task = handle_connect(std::move(target), std::move(request), std::move(search),
+                               std::move(socket));
     co_await std::move(task);
     co_return;
   }
@@ -576,7 +584,7 @@ Task<void> ActorRouter::handle_websocket(std::shared_ptr<ActorInstance> instance
   if (rest.empty()) {
     rest = "/";
   }
-  auto task = handle_raw_websocket(instance, std::move(request), std::move(rest),
+  auto task = handle_raw_websocket(std::move(target), std::move(request), std::move(rest),
                                    std::move(search), std::move(socket));
   co_await std::move(task);
 }

@@ -14,11 +14,13 @@
 
 #include <rivetkit/task.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "core/actor_instance.hpp"
+#include "core/socket_registry.hpp"
 #include "net/http_types.hpp"
 #include "net/websocket.hpp"
 #include "protocol/client/messages.hpp"
@@ -34,14 +36,24 @@ struct WsProtocols {
 };
 WsProtocols parse_ws_protocols(const net::HttpRequest& req);
 
+/// One actor as the driver resolved it, and how to find it again: work that meets a stopping
+/// instance re-resolves (waking the actor) and runs on the next instance; socket sessions
+/// re-resolve for every message, because the actor may sleep between messages.
+struct ActorTarget {
+  using Resolver = std::function<Task<Result<std::shared_ptr<ActorInstance>>>()>;
+  std::shared_ptr<ActorInstance> instance;
+  Resolver resolve;
+  /// Where hibernatable sockets wait while the actor sleeps.
+  SocketRegistry* sockets = nullptr;
+};
+
 class ActorRouter {
  public:
   /// `path` is the router path with its query string.
-  static Task<net::HttpResponse> handle_http(std::shared_ptr<ActorInstance> instance,
-                                             net::HttpRequest request, std::string path);
-  static Task<void> handle_websocket(std::shared_ptr<ActorInstance> instance,
-                                     net::HttpRequest request, std::string path,
-                                     std::shared_ptr<net::WebSocket> socket);
+  static Task<net::HttpResponse> handle_http(ActorTarget target, net::HttpRequest request,
+                                             std::string path);
+  static Task<void> handle_websocket(ActorTarget target, net::HttpRequest request,
+                                     std::string path, std::shared_ptr<net::WebSocket> socket);
 
   /// An error response in the request's encoding (router errors use the x-rivet-encoding of the
   /// request; status from public_status_code).

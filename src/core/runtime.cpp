@@ -1,8 +1,12 @@
 #include "core/runtime.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "core/errors.hpp"
 #include "core/notifier.hpp"
 #include "util/log.hpp"
 
@@ -11,17 +15,24 @@ namespace rivetkit::core {
 namespace asio = boost::asio;
 
 struct Runtime::Slot {
-  explicit Slot(asio::any_io_executor ex) : strand(std::move(ex)), changed(strand) {}
+  explicit Slot(std::string id, asio::any_io_executor ex)
+      : actor_id(std::move(id)), strand(std::move(ex)), changed(strand) {}
+  std::string actor_id;
   asio::any_io_executor strand;
+  // Strand-confined:
   std::shared_ptr<ActorInstance> instance;
   bool starting = false;
+  bool stopping = false;
+  bool destroyed = false;
   std::uint64_t attempts = 0;
   std::optional<Error> last_error;
   Notifier changed;
+  // Guarded by Runtime::mutex_:
+  std::size_t users = 0;
 };
 
 Runtime::Runtime(asio::io_context& io, RuntimeConfig config, std::vector<ActorDefinition> definitions)
-    : io_(io), config_(config) {
+    : io_(io), config_(std::move(config)) {
   for (auto& def : definitions) {
     definitions_[def.name()] = def.data();
   }
@@ -42,39 +53,53 @@ std::vector<std::string> Runtime::actor_names() const {
   return out;
 }
 
-std::shared_ptr<Runtime::Slot> Runtime::slot_for(const std::string& actor_id) {
+std::shared_ptr<Runtime::Slot> Runtime::slot_for(const std::string& actor_id, bool create) {
   std::lock_guard lock(mutex_);
-  if (shutting_down_) {
-    return nullptr;
-  }
   auto it = slots_.find(actor_id);
   if (it != slots_.end()) {
+    ++it->second->users;
     return it->second;
   }
-  auto slot = std::make_shared<Slot>(asio::make_strand(io_));
+  if (!create || shutting_down_) {
+    return nullptr;
+  }
+  auto slot = std::make_shared<Slot>(actor_id, asio::make_strand(io_));
+  slot->users = 1;
   slots_.emplace(actor_id, slot);
   return slot;
 }
 
+void Runtime::release_user(const std::string& actor_id, const std::shared_ptr<Slot>& slot) {
+  std::lock_guard lock(mutex_);
+  --slot->users;
+  (void)actor_id;
+}
+
 Task<Result<std::shared_ptr<ActorInstance>>> Runtime::acquire(std::string actor_id,
                                                               SpecFactory make_spec) {
-  auto slot = slot_for(actor_id);
+  auto slot = slot_for(actor_id, true);
   if (!slot) {
     co_return fail(Error{"actor", "stopping", "The runtime is shutting down", std::nullopt, false});
   }
-  auto task = acquire_on_slot(slot, std::move(make_spec), &config_);
+  auto task = acquire_on_slot(slot, std::move(make_spec), this);
   auto op = asio::co_spawn(slot->strand, std::move(task), asio::use_awaitable);
-  co_return co_await std::move(op);
+  auto result = co_await std::move(op);
+  release_user(actor_id, slot);
+  co_return result;
 }
 
 Task<Result<std::shared_ptr<ActorInstance>>> Runtime::acquire_on_slot(std::shared_ptr<Slot> slot,
                                                                       SpecFactory make_spec,
-                                                                      const RuntimeConfig* config) {
+                                                                      Runtime* runtime) {
   while (true) {
-    if (slot->instance && slot->instance->lifecycle() == ActorInstance::Lifecycle::kStarted) {
-      co_return slot->instance;
+    if (slot->destroyed) {
+      co_return fail(actor_not_found(slot->actor_id));
     }
-    if (slot->starting) {
+    auto& inst = slot->instance;
+    if (inst && inst->lifecycle() == ActorInstance::Lifecycle::kStarted && !slot->stopping) {
+      co_return inst;
+    }
+    if (slot->starting || slot->stopping) {
       std::uint64_t attempt = slot->attempts;
       co_await slot->changed.wait();
       if (slot->attempts != attempt && !slot->instance && slot->last_error) {
@@ -82,9 +107,9 @@ Task<Result<std::shared_ptr<ActorInstance>>> Runtime::acquire_on_slot(std::share
       }
       continue;
     }
-    if (slot->instance) {
-      // Stopping or stopped: this slot is being released; the caller may retry.
-      co_return fail(Error{"actor", "stopping", "Actor stopping", std::nullopt, false});
+    if (runtime->shutting_down()) {
+      co_return fail(Error{"actor", "stopping", "The runtime is shutting down", std::nullopt,
+                           false});
     }
     slot->starting = true;
     auto spec_op = make_spec();
@@ -92,7 +117,7 @@ Task<Result<std::shared_ptr<ActorInstance>>> Runtime::acquire_on_slot(std::share
     std::shared_ptr<ActorInstance> instance;
     Result<void> started;
     if (spec) {
-      instance = std::make_shared<ActorInstance>(slot->strand, std::move(*spec), *config);
+      instance = std::make_shared<ActorInstance>(slot->strand, std::move(*spec), runtime->config_);
       auto start_op = instance->start();
       started = co_await std::move(start_op);
     } else {
@@ -112,48 +137,87 @@ Task<Result<std::shared_ptr<ActorInstance>>> Runtime::acquire_on_slot(std::share
   }
 }
 
-namespace {
-Task<void> stop_slot_instance(std::shared_ptr<ActorInstance> instance) {
-  if (instance && instance->lifecycle() == ActorInstance::Lifecycle::kStarted) {
-    auto op = instance->stop();
-    co_await std::move(op);
+Task<void> Runtime::stop_on_slot(std::shared_ptr<Slot> slot, StopReason reason) {
+  if (reason == StopReason::kDestroy) {
+    slot->destroyed = true;  // from now on nobody gets (or starts) this actor
   }
+  while (slot->starting || slot->stopping) {
+    co_await slot->changed.wait();
+  }
+  auto instance = slot->instance;
+  if (!instance) {
+    slot->changed.notify_all();
+    co_return;
+  }
+  slot->stopping = true;
+  auto op = instance->stop(reason);
+  co_await std::move(op);
+  slot->instance.reset();
+  slot->stopping = false;
+  slot->changed.notify_all();
 }
-}  // namespace
 
-Task<void> Runtime::release(std::string actor_id) {
-  std::shared_ptr<Slot> slot;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = slots_.find(actor_id);
-    if (it == slots_.end()) {
-      co_return;
-    }
-    slot = it->second;
-    slots_.erase(it);
+Task<void> Runtime::stop(std::string actor_id, StopReason reason) {
+  auto slot = slot_for(actor_id, reason == StopReason::kDestroy);
+  if (!slot) {
+    co_return;
   }
-  auto task = stop_slot_instance(slot->instance);
+  auto task = stop_on_slot(slot, reason);
   auto op = asio::co_spawn(slot->strand, std::move(task), asio::use_awaitable);
   co_await std::move(op);
+  std::lock_guard lock(mutex_);
+  --slot->users;
+  // A sleeping actor costs nothing in memory: the slot goes unless someone is waiting on it
+  // (they will start the next instance in it). Destroyed slots stay until forget().
+  if (reason == StopReason::kSleep && slot->users == 0) {
+    auto it = slots_.find(actor_id);
+    if (it != slots_.end() && it->second == slot) {
+      slots_.erase(it);
+    }
+  }
+}
+
+void Runtime::forget(const std::string& actor_id) {
+  std::lock_guard lock(mutex_);
+  auto it = slots_.find(actor_id);
+  if (it != slots_.end() && it->second->users == 0) {
+    slots_.erase(it);
+  }
+}
+
+bool Runtime::shutting_down() const {
+  std::lock_guard lock(mutex_);
+  return shutting_down_;
 }
 
 Task<void> Runtime::shutdown() {
-  std::map<std::string, std::shared_ptr<Slot>, std::less<>> slots;
+  std::vector<std::string> ids;
   {
     std::lock_guard lock(mutex_);
     shutting_down_ = true;
-    slots = std::move(slots_);
-    slots_.clear();
+    for (const auto& [id, slot] : slots_) {
+      if (!slot->destroyed) {
+        ids.push_back(id);
+      }
+    }
   }
-  for (auto& [id, slot] : slots) {
-    auto task = stop_slot_instance(slot->instance);
-    auto op = asio::co_spawn(slot->strand, std::move(task), asio::use_awaitable);
-    co_await std::move(op);
+  // All actors stop concurrently, each on its own strand, so one slow on_sleep does not delay
+  // the others' grace periods.
+  auto ex = co_await asio::this_coro::executor;
+  std::vector<decltype(asio::co_spawn(ex, stop(std::string{}, StopReason::kSleep),
+                                      asio::deferred))>
+      ops;
+  for (const auto& id : ids) {
+    ops.push_back(asio::co_spawn(ex, stop(id, StopReason::kSleep), asio::deferred));
   }
-  log::info("runtime stopped; {} actor instance(s) saved", slots.size());
+  if (!ops.empty()) {
+    auto group = asio::experimental::make_parallel_group(std::move(ops));
+    co_await group.async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+  }
+  log::info("runtime stopped; {} actor instance(s) put to sleep", ids.size());
 }
 
-std::size_t Runtime::running_count() const {
+std::size_t Runtime::slot_count() const {
   std::lock_guard lock(mutex_);
   return slots_.size();
 }

@@ -3,8 +3,11 @@
 // RegistryDispatcher). Drivers (local mode, engine mode) ask it for an instance; it starts the
 // instance on first use and hands the same instance to every concurrent caller.
 //
-// Each actor id gets a slot with its own strand; starting, and every later use of the instance,
-// happen on that strand. acquire() is thread-safe.
+// Each actor id gets a slot with its own strand; starting, stopping and every use of the instance
+// happen on that strand. Work that arrives while an instance is stopping waits, then runs on the
+// next instance (the stop was not asked for by that client, so its work is not failed). A
+// destroyed actor's slot answers actor.not_found until the driver has wiped its data and calls
+// forget(). All public functions are thread-safe.
 
 #include <rivetkit/actor.hpp>
 #include <rivetkit/result.hpp>
@@ -42,20 +45,27 @@ class Runtime {
   /// tries again).
   Task<Result<std::shared_ptr<ActorInstance>>> acquire(std::string actor_id, SpecFactory make_spec);
 
-  /// Stops and forgets the instance, if running (its final save completes first).
-  Task<void> release(std::string actor_id);
+  /// Stops the running instance (sleep or destroy) and waits until it has stopped. After a
+  /// destroy the slot answers actor.not_found until forget().
+  Task<void> stop(std::string actor_id, StopReason reason);
+  /// Drops the memory of a destroyed actor (its data is gone).
+  void forget(const std::string& actor_id);
 
-  /// Stops every instance (final saves complete). Further acquire() calls fail.
+  /// Refuses new work and stops (sleeps) every instance, concurrently; returns when all stopped.
   Task<void> shutdown();
+  bool shutting_down() const;
 
-  std::size_t running_count() const;
+  /// Number of actor ids with a slot (running, starting or stopping instances).
+  std::size_t slot_count() const;
 
  private:
   struct Slot;
-  std::shared_ptr<Slot> slot_for(const std::string& actor_id);
+  std::shared_ptr<Slot> slot_for(const std::string& actor_id, bool create);
+  void release_user(const std::string& actor_id, const std::shared_ptr<Slot>& slot);
   static Task<Result<std::shared_ptr<ActorInstance>>> acquire_on_slot(std::shared_ptr<Slot> slot,
                                                                        SpecFactory make_spec,
-                                                                       const RuntimeConfig* config);
+                                                                       Runtime* runtime);
+  static Task<void> stop_on_slot(std::shared_ptr<Slot> slot, StopReason reason);
 
   boost::asio::io_context& io_;
   RuntimeConfig config_;

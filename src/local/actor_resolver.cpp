@@ -35,6 +35,7 @@ Task<Result<core::ActorInstance::Spec>> make_instance_spec(
   spec.generation = *generation;
   spec.definition = std::move(definition);
   spec.store = ctx->store->actor_store(record.actor_id);
+  spec.driver = ctx->driver;
   co_return spec;
 }
 
@@ -121,7 +122,7 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_p
   record.key = std::move(key);
   record.input = q.input;
   record.crash_policy = q.crash_policy.value_or("sleep");
-  record.create_ts = ctx->clock.now_ms();
+  record.create_ts = ctx->clock().now_ms();
   record.generation = 0;
   auto create_op = ctx->store->get_or_create_actor(std::move(record));
   auto created = co_await std::move(create_op);
@@ -131,6 +132,42 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_p
   ctx->directory.put(created->first);
   auto op = acquire_actor(ctx, std::move(created->first));
   co_return co_await std::move(op);
+}
+
+core::ActorTarget make_target(std::shared_ptr<LocalContext> ctx,
+                              std::shared_ptr<core::ActorInstance> instance) {
+  core::ActorTarget target;
+  std::string actor_id = instance->actor_id();
+  target.instance = std::move(instance);
+  target.sockets = &ctx->sockets;
+  target.resolve = [ctx, actor_id]() { return acquire_actor_id(ctx, actor_id); };
+  return target;
+}
+
+Task<Result<bool>> destroy_actor(std::shared_ptr<LocalContext> ctx, std::string actor_id) {
+  auto get_op = ctx->store->get_actor(actor_id);
+  auto record = co_await std::move(get_op);
+  if (!record) {
+    co_return fail(record.error());
+  }
+  if (!*record || (*record)->destroy_ts) {
+    co_return false;
+  }
+  // Nobody reaches the actor from here on; the running instance (if any) drains within its grace
+  // period, runs on_destroy and closes its connections; then the data goes.
+  ctx->directory.erase(actor_id);
+  auto stop_op = ctx->runtime.stop(actor_id, core::StopReason::kDestroy);
+  co_await std::move(stop_op);
+  auto destroy_op = ctx->store->destroy_actor(actor_id, ctx->clock().now_ms());
+  auto destroyed = co_await std::move(destroy_op);
+  ctx->runtime.forget(actor_id);
+  if (ctx->driver != nullptr) {
+    ctx->driver->alarm_changed(actor_id, std::nullopt);
+  }
+  if (!destroyed) {
+    co_return fail(destroyed.error());
+  }
+  co_return *destroyed;
 }
 
 }  // namespace rivetkit::local

@@ -11,7 +11,10 @@
 #include <string>
 
 #include "core/actor_instance.hpp"
+#include "core/driver.hpp"
+#include "core/router.hpp"
 #include "core/runtime.hpp"
+#include "core/socket_registry.hpp"
 #include "local/directory_cache.hpp"
 #include "local/gateway_path.hpp"
 #include "net/http_types.hpp"
@@ -27,8 +30,12 @@ struct LocalContext {
   RegistryConfig config;
   core::Runtime& runtime;
   std::shared_ptr<storage::LocalStore> store;
-  util::SystemClock clock;
   DirectoryCache directory;
+  core::SocketRegistry sockets;
+  /// Set once by the server (it outlives every actor instance).
+  core::LifecycleDriver* driver = nullptr;
+
+  util::Clock& clock() const { return *runtime.config().clock; }
 };
 
 /// Engine-style JSON error (always JSON, whatever x-rivet-encoding says), with x-rivet-error.
@@ -54,5 +61,13 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor_id(
 
 /// Error for a name no registered definition has.
 Error unknown_actor_name(const std::string& name);
+
+/// What the actor router needs to reach `instance` again later (retries, socket sessions).
+core::ActorTarget make_target(std::shared_ptr<LocalContext> ctx,
+                              std::shared_ptr<core::ActorInstance> instance);
+
+/// Destroys an actor for good: on_destroy runs, connections close, data is wiped. false when the
+/// actor does not exist (or was already destroyed).
+Task<Result<bool>> destroy_actor(std::shared_ptr<LocalContext> ctx, std::string actor_id);
 
 }  // namespace rivetkit::local

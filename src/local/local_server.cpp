@@ -1,12 +1,17 @@
 #include "local/local_server.hpp"
 
+#include <boost/asio/strand.hpp>
+
 #include "core/errors.hpp"
 #include "core/ids.hpp"
+#include "core/driver.hpp"
 #include "core/router.hpp"
+#include "local/alarm_scheduler.hpp"
 #include "local/local_context.hpp"
 #include "net/http_server.hpp"
 #include "protocol/json/json.hpp"
 #include "util/log.hpp"
+#include "util/spawn.hpp"
 #include "util/url.hpp"
 
 namespace rivetkit::local {
@@ -104,15 +109,63 @@ net::HttpResponse engine_error(const Error& error) {
   return resp;
 }
 
-struct LocalServer::Impl : std::enable_shared_from_this<Impl> {
+struct LocalServer::Impl : std::enable_shared_from_this<Impl>, core::LifecycleDriver {
   Impl(boost::asio::io_context& io, RegistryConfig config, core::Runtime& runtime,
        std::shared_ptr<storage::LocalStore> store)
       : ctx(std::make_shared<LocalContext>(std::move(config), runtime, std::move(store))),
-        io_(io) {}
+        io_(io) {
+    ctx->driver = this;
+  }
 
   std::shared_ptr<LocalContext> ctx;
   boost::asio::io_context& io_;
   std::unique_ptr<net::HttpServer> server;
+  std::shared_ptr<AlarmScheduler> alarms;
+
+  // core::LifecycleDriver: local mode places every actor in this process.
+  void request_sleep(const std::string& actor_id) override {
+    util::spawn(io_.get_executor(), ctx->runtime.stop(actor_id, core::StopReason::kSleep),
+                "sleep actor");
+  }
+  void request_destroy(const std::string& actor_id) override {
+    util::spawn(io_.get_executor(), destroy_for(ctx, actor_id), "destroy actor");
+  }
+  void alarm_changed(const std::string& actor_id, std::optional<std::int64_t> at_ms) override {
+    if (alarms) {
+      alarms->set(actor_id, at_ms);
+    }
+  }
+  std::shared_ptr<net::WebSocket> hibernated_socket(const std::string& conn_id) override {
+    return ctx->sockets.find(conn_id);
+  }
+  static Task<void> destroy_for(std::shared_ptr<LocalContext> c, std::string actor_id) {
+    auto op = destroy_actor(c, actor_id);
+    auto r = co_await std::move(op);
+    if (!r) {
+      log::error("destroy failed actor_id={}: {}", actor_id, r.error().message);
+    }
+  }
+  static Task<void> wake(std::shared_ptr<LocalContext> c, std::string actor_id) {
+    auto op = acquire_actor_id(c, actor_id);
+    auto r = co_await std::move(op);
+    if (!r && r.error().code != "stopping") {
+      log::warn("alarm could not wake actor_id={}: {}", actor_id, r.error().message);
+    }
+  }
+  static Task<void> load_alarms(std::shared_ptr<Impl> self) {
+    auto op = self->ctx->store->pending_alarms();
+    auto pending = co_await std::move(op);
+    if (!pending) {
+      log::error("could not load pending schedules: {}", pending.error().message);
+      co_return;
+    }
+    for (auto& [actor_id, at] : *pending) {
+      self->alarms->set(actor_id, at);
+    }
+    if (!pending->empty()) {
+      log::info("{} actor(s) have pending schedules", pending->size());
+    }
+  }
 
   static Task<net::HttpResponse> on_http(std::shared_ptr<Impl> self, net::HttpRequest req);
   static Task<net::HttpResponse> route_http(std::shared_ptr<Impl> self, net::HttpRequest req);
@@ -180,8 +233,8 @@ Task<net::HttpResponse> LocalServer::Impl::route_http(std::shared_ptr<Impl> self
     if (!instance) {
       co_return engine_error(instance.error());
     }
-    auto op = core::ActorRouter::handle_http(std::move(*instance), std::move(req),
-                                             std::move(actor_path));
+    auto op = core::ActorRouter::handle_http(make_target(self->ctx, std::move(*instance)),
+                                             std::move(req), std::move(actor_path));
     co_return co_await std::move(op);
   }
   if (header_routed(req)) {
@@ -196,7 +249,8 @@ Task<net::HttpResponse> LocalServer::Impl::route_http(std::shared_ptr<Impl> self
       co_return engine_error(instance.error());
     }
     std::string target = req.target;
-    auto op = core::ActorRouter::handle_http(std::move(*instance), std::move(req), std::move(target));
+    auto op = core::ActorRouter::handle_http(make_target(self->ctx, std::move(*instance)),
+                                             std::move(req), std::move(target));
     co_return co_await std::move(op);
   }
   if (path == "/metadata" && req.method == "GET") {
@@ -285,8 +339,8 @@ Task<void> LocalServer::Impl::on_websocket(std::shared_ptr<Impl> self, net::Http
     instance = std::move(*resolved);
     actor_path = req.target;
   }
-  auto op = core::ActorRouter::handle_websocket(std::move(instance), std::move(req),
-                                                std::move(actor_path), socket);
+  auto op = core::ActorRouter::handle_websocket(make_target(self->ctx, std::move(instance)),
+                                                std::move(req), std::move(actor_path), socket);
   co_await std::move(op);
 }
 
@@ -328,15 +382,35 @@ Result<std::uint16_t> LocalServer::start() {
   };
   impl_->server = std::make_unique<net::HttpServer>(impl_->io_, server_config, std::move(handlers));
   auto port = impl_->server->listen(impl_->ctx->config.host, impl_->ctx->config.port);
-  if (port) {
-    impl_->ctx->config.port = *port;
+  if (!port) {
+    return port;
   }
+  impl_->ctx->config.port = *port;
+  std::weak_ptr<LocalContext> weak_ctx = impl_->ctx;
+  impl_->alarms = std::make_shared<AlarmScheduler>(
+      boost::asio::make_strand(impl_->io_), impl_->ctx->runtime.config().clock,
+      [weak_ctx, io = &impl_->io_](const std::string& actor_id) {
+        if (auto c = weak_ctx.lock()) {
+          util::spawn(io->get_executor(), Impl::wake(c, actor_id), "alarm wake");
+        }
+      });
+  impl_->alarms->start();
+  util::spawn(impl_->io_.get_executor(), Impl::load_alarms(impl_), "load pending schedules");
   return port;
 }
 
-void LocalServer::stop() {
+void LocalServer::stop_accepting() {
   if (impl_ && impl_->server) {
     impl_->server->stop_accepting();
+  }
+  if (impl_ && impl_->alarms) {
+    impl_->alarms->stop();
+  }
+}
+
+void LocalServer::stop() {
+  stop_accepting();
+  if (impl_ && impl_->server) {
     impl_->server->close_all();
   }
 }

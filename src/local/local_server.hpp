@@ -24,7 +24,9 @@ class LocalServer {
 
   /// Binds the listener; returns the bound port.
   Result<std::uint16_t> start();
-  /// Stops accepting and closes open connections.
+  /// Stops accepting connections and firing alarms (open sockets stay).
+  void stop_accepting();
+  /// stop_accepting(), then closes every open connection (sockets get 1001 going away).
   void stop();
 
  private:

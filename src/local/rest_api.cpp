@@ -144,7 +144,7 @@ Result<storage::ActorRecord> record_from_body(LocalContext& ctx, const Value& bo
     }
     record.crash_policy = **crash;
   }
-  record.create_ts = ctx.clock.now_ms();
+  record.create_ts = ctx.clock().now_ms();
   record.generation = 0;
   return record;
 }
@@ -279,23 +279,14 @@ Task<net::HttpResponse> create_actor(std::shared_ptr<LocalContext> ctx, net::Htt
   co_return json_response(Value::object({{"actor", actor_json(*result)}}));
 }
 
-Task<net::HttpResponse> destroy_actor(std::shared_ptr<LocalContext> ctx, std::string actor_id) {
-  auto get_op = ctx->store->get_actor(actor_id);
-  auto record = co_await std::move(get_op);
-  if (!record) {
-    co_return engine_error(record.error());
-  }
-  if (!*record || (*record)->destroy_ts) {
-    co_return engine_error(core::actor_not_found(actor_id));
-  }
-  // Stop the running instance first (its connections close), then wipe the data.
-  ctx->directory.erase(actor_id);
-  auto release_op = ctx->runtime.release(actor_id);
-  co_await std::move(release_op);
-  auto destroy_op = ctx->store->destroy_actor(actor_id, ctx->clock.now_ms());
-  auto destroyed = co_await std::move(destroy_op);
+Task<net::HttpResponse> destroy_route(std::shared_ptr<LocalContext> ctx, std::string actor_id) {
+  auto op = destroy_actor(ctx, actor_id);
+  auto destroyed = co_await std::move(op);
   if (!destroyed) {
     co_return engine_error(destroyed.error());
+  }
+  if (!*destroyed) {
+    co_return engine_error(core::actor_not_found(actor_id));
   }
   co_return json_response(Value{Object{}});
 }
@@ -344,7 +335,7 @@ Task<net::HttpResponse> handle_rest(std::shared_ptr<LocalContext> ctx, net::Http
   } else if (path.substr(0, 8) == "/actors/" && method == "DELETE") {
     auto id = util::percent_decode(path.substr(8));
     if (id && !id->empty() && id->find('/') == std::string::npos) {
-      auto op = destroy_actor(ctx, std::move(*id));
+      auto op = destroy_route(ctx, std::move(*id));
       co_return co_await std::move(op);
     }
   } else if (path == "/datacenters" && method == "GET") {

@@ -107,13 +107,18 @@ void Registry::stop() {
     return;
   }
   impl_->running = false;
-  log::info("shutting down");
-  impl_->server->stop();
-  // Final saves of every running actor, bounded so a stuck handler cannot hold the exit forever.
+  log::info("shutting down: no new work; every awake actor goes to sleep");
+  // 1. No new connections and no more alarms.
+  impl_->server->stop_accepting();
+  // 2. Every awake actor sleeps: on_sleep runs, in-flight work drains within the grace period,
+  // state is flushed. Bounded, so a stuck handler cannot hold the exit for ever (a second signal
+  // exits at once).
   auto done = asio::co_spawn(*impl_->io, impl_->runtime->shutdown(), asio::use_future);
-  if (done.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-    log::error("shutdown timed out waiting for actors to save");
+  if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    log::error("shutdown timed out waiting for actors to sleep");
   }
+  // 3. Hibernatable sockets are closed so clients reconnect to the next process.
+  impl_->server->stop();
   impl_->work.reset();
   impl_->io->stop();
   for (auto& t : impl_->threads) {

@@ -5,6 +5,7 @@
 
 #include <rivetkit/http.hpp>
 #include <rivetkit/options.hpp>
+#include <rivetkit/schedule.hpp>
 #include <rivetkit/task.hpp>
 #include <rivetkit/value.hpp>
 
@@ -80,6 +81,19 @@ class ActorApi {
   virtual void sleep() = 0;
   /// Asks the runtime to destroy the actor (its data is wiped).
   virtual void destroy() = 0;
+  /// True once the actor has begun stopping (sleep or destroy).
+  virtual bool aborted() const = 0;
+  /// Runs `task` on the actor's strand; the actor stays awake (and stopping waits) until it ends.
+  virtual void keep_awake(Task<void> task) = 0;
+  /// Runs `task` on the actor's strand; it does not keep the actor awake, but stopping waits for
+  /// it (within the grace period).
+  virtual void wait_until(Task<void> task) = 0;
+  /// Wall-clock ms since the epoch, from the runtime's clock.
+  virtual std::int64_t now_ms() const = 0;
+  /// Schedules `action(args...)` at `at_ms`; durable before any later reply or event.
+  virtual std::string schedule_at(std::int64_t at_ms, std::string action, Array args) = 0;
+  virtual bool schedule_cancel(const std::string& id) = 0;
+  virtual std::vector<ScheduledEvent> schedule_list() const = 0;
 };
 
 using ActionFn = std::function<Task<Value>(ActorApi*, ConnApi*, Array)>;
@@ -101,6 +115,11 @@ struct ActorHooks {
   std::function<Task<void>(ActorApi*, ConnApi*)> on_disconnect;
   std::function<Task<Response>(ActorApi*, ConnApi*, Request)> on_request;
   std::function<Task<void>(ActorApi*, ConnApi*, WebSocket)> on_websocket;
+  /// Background handler started after on_wake; cancelled when the actor stops.
+  std::function<Task<void>(ActorApi*)> run;
+  /// Rebuilds a hibernated connection's typed data from its params and saved state (no hooks run).
+  std::function<std::unique_ptr<UserConnData>(const Value& params, const Value& state)>
+      restore_conn_data;
   std::map<std::string, ActionFn, std::less<>> actions;
 };
 
