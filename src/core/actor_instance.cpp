@@ -416,6 +416,11 @@ Task<void> ActorInstance::stop(StopReason reason) {
     if (conn->kind() == ConnKind::kActorConnect || conn->kind() == ConnKind::kRawWebSocket) {
       conn->detach();
     }
+    if (conn->raw_socket) {
+      // Handlers usually capture their WebSocket handle; dropping them breaks that cycle.
+      conn->raw_socket->on_message = nullptr;
+      conn->raw_socket->on_close = nullptr;
+    }
   }
   connections_.clear();
   lifecycle_ = Lifecycle::kStopped;

@@ -4,11 +4,33 @@
 
 #include <rivetkit/rivetkit.hpp>
 
+#include <boost/system/system_error.hpp>
+
 #include <cstdint>
+#include <cstdio>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fixture {
+
+// A process-wide log of lifecycle hooks, readable through the `observer` actor and echoed to
+// stdout (so a test can see on_sleep ran during a graceful shutdown, after which the process is
+// gone).
+std::mutex g_events_mutex;
+std::vector<std::string> g_events;
+
+void record(const std::string& event) {
+  {
+    std::lock_guard lock(g_events_mutex);
+    g_events.push_back(event);
+  }
+  std::printf("fixture-event %s\n", event.c_str());
+  std::fflush(stdout);
+}
+
+std::string key_of(const std::vector<std::string>& key) { return key.empty() ? "" : key[0]; }
 
 struct CounterState {
   std::int64_t count = 0;
@@ -117,6 +139,168 @@ rivetkit::ActorDefinition lifecycle() {
       .action("getLifecycle", [](auto& c) { return c.state(); });
 }
 
+// Short timeouts so the official-client suite sees sleep, wake and grace on real time.
+rivetkit::ActorOptions short_lived() {
+  rivetkit::ActorOptions o;
+  o.sleep_timeout = std::chrono::milliseconds(1000);
+  o.sleep_grace_period = std::chrono::milliseconds(3000);
+  o.schedule_retry_delay = std::chrono::milliseconds(200);
+  o.schedule_max_attempts = 4;
+  return o;
+}
+
+struct SleepyState {
+  std::int64_t count = 0;
+  std::int64_t wakes = 0;
+  std::int64_t sleeps = 0;
+  std::int64_t flaky_calls = 0;
+  std::int64_t flaky_successes = 0;
+  std::int64_t run_aborts = 0;
+};
+RIVETKIT_FIELDS(SleepyState, count, wakes, sleeps, flaky_calls, flaky_successes, run_aborts)
+
+rivetkit::ActorDefinition sleepy() {
+  return rivetkit::actor<SleepyState>("sleepy")
+      .options(short_lived())
+      .on_wake([](auto& c) {
+        c.state().wakes += 1;
+        record("sleepy:onWake:" + key_of(c.key()));
+      })
+      .on_sleep([](auto& c) {
+        c.state().sleeps += 1;
+        c.broadcast("sleeping", c.state().sleeps);
+        record("sleepy:onSleep:" + key_of(c.key()));
+      })
+      .on_destroy([](auto& c) { record("sleepy:onDestroy:" + key_of(c.key())); })
+      .on_connect([](auto& c, auto) { record("sleepy:onConnect:" + key_of(c.key())); })
+      .on_disconnect([](auto& c, auto) { record("sleepy:onDisconnect:" + key_of(c.key())); })
+      .action("increment",
+              [](auto& c, std::int64_t amount) {
+                c.state().count += amount;
+                c.broadcast("newCount", c.state().count);
+                return c.state().count;
+              })
+      .action("getCount", [](auto& c) { return c.state().count; })
+      .action("getLifecycle",
+              [](auto& c) {
+                rivetkit::Value v = rivetkit::to_value(c.state());
+                v.set("generation", static_cast<std::int64_t>(c.generation()));
+                return v;
+              })
+      .action("goToSleep",
+              [](auto& c) {
+                c.sleep();
+                return true;
+              })
+      .action("destroySelf",
+              [](auto& c) {
+                c.destroy();
+                return true;
+              })
+      .action("scheduleIncrement",
+              [](auto& c, std::int64_t delay_ms, std::int64_t amount) {
+                return c.schedule().after(std::chrono::milliseconds(delay_ms), "increment", amount);
+              })
+      .action("scheduleIncrementAt",
+              [](auto& c, std::int64_t at_ms, std::int64_t amount) {
+                return c.schedule().at(at_ms, "increment", amount);
+              })
+      .action("scheduleFlaky",
+              [](auto& c, std::int64_t delay_ms, std::int64_t fail_times) {
+                return c.schedule().after(std::chrono::milliseconds(delay_ms), "flaky", fail_times);
+              })
+      .action("flaky",
+              [](auto& c, std::int64_t fail_times) {
+                c.state().flaky_calls += 1;
+                if (c.state().flaky_calls <= fail_times) {
+                  throw rivetkit::UserError("flaky failure", "flaky");
+                }
+                c.state().flaky_successes += 1;
+                return c.state().flaky_calls;
+              })
+      .action("listSchedules",
+              [](auto& c) {
+                rivetkit::Array out;
+                for (const auto& e : c.schedule().list()) {
+                  out.push_back(rivetkit::Value::object({{"id", e.id},
+                                                         {"at", e.at_ms},
+                                                         {"action", e.action},
+                                                         {"attempts", static_cast<std::int64_t>(e.attempts)}}));
+                }
+                return out;
+              })
+      .action("cancelSchedule", [](auto& c, std::string id) { return c.schedule().cancel(id); })
+      .action("now", [](auto& c) { return c.now_ms(); })
+      .action("slowIncrement", [](auto& c, std::int64_t ms) -> rivetkit::Task<std::int64_t> {
+        co_await c.wait(std::chrono::milliseconds(ms));
+        c.state().count += 1;
+        co_return c.state().count;
+      });
+}
+
+// A `run` loop: ticks until the actor stops, and records that it was cancelled.
+struct LooperState {
+  std::int64_t ticks = 0;
+  std::int64_t run_aborts = 0;
+};
+RIVETKIT_FIELDS(LooperState, ticks, run_aborts)
+
+rivetkit::ActorDefinition looper() {
+  return rivetkit::actor<LooperState>("looper")
+      .options(short_lived())
+      .run([](auto& c) -> rivetkit::Task<void> {
+        try {
+          while (!c.aborted()) {
+            co_await c.wait(std::chrono::milliseconds(50));
+            c.state().ticks += 1;
+          }
+        } catch (const boost::system::system_error&) {
+          c.state().run_aborts += 1;
+          record("looper:runAborted:" + key_of(c.key()));
+          throw;
+        }
+      })
+      .action("getState", [](auto& c) { return c.state(); })
+      .action("goToSleep",
+              [](auto& c) {
+                c.sleep();
+                return true;
+              });
+}
+
+// Raw WebSockets that survive the actor's sleep.
+rivetkit::ActorDefinition sleepy_raw() {
+  auto options = short_lived();
+  options.can_hibernate_websocket = [](const rivetkit::Request&) { return true; };
+  return rivetkit::actor<>("sleepyRaw")
+      .options(options)
+      .on_sleep([](auto& c) { record("sleepyRaw:onSleep:" + key_of(c.key())); })
+      .on_websocket([](auto& c, rivetkit::WebSocket ws) {
+        if (!ws.restored()) {
+          ws.send("hello from actor");
+        }
+        std::uint32_t generation = c.generation();
+        ws.on_message([ws, generation](rivetkit::WebSocketMessage msg) {
+          ws.send("echo:" + msg.data + ":gen" + std::to_string(generation));
+        });
+      });
+}
+
+// Reads the process-wide hook log.
+rivetkit::ActorDefinition observer() {
+  return rivetkit::actor<>("observer")
+      .action("events",
+              [](auto&) {
+                std::lock_guard lock(g_events_mutex);
+                return g_events;
+              })
+      .action("clear", [](auto&) {
+        std::lock_guard lock(g_events_mutex);
+        g_events.clear();
+        return true;
+      });
+}
+
 }  // namespace fixture
 
 int main(int argc, char** argv) {
@@ -125,5 +309,9 @@ int main(int argc, char** argv) {
   registry.add(fixture::guarded());
   registry.add(fixture::with_input());
   registry.add(fixture::lifecycle());
+  registry.add(fixture::sleepy());
+  registry.add(fixture::looper());
+  registry.add(fixture::sleepy_raw());
+  registry.add(fixture::observer());
   return registry.run(argc, argv);
 }
