@@ -22,7 +22,7 @@ namespace {
 Task<Result<core::ActorInstance::Spec>> make_instance_spec(
     std::shared_ptr<LocalContext> ctx, storage::ActorRecord record,
     std::shared_ptr<const detail::ActorDefinitionData> definition) {
-  auto gen_op = ctx->store->next_generation(record.actor_id);
+  auto gen_op = ctx->store->acquire_generation(record.actor_id);
   auto generation = co_await std::move(gen_op);
   if (!generation) {
     co_return fail(generation.error());

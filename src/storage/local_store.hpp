@@ -8,8 +8,9 @@
 // concurrent commits share one fsync (group commit). With `synchronous_full` (the default) a
 // commit is durable across power loss; otherwise across process crashes only.
 //
-// Ordering: all writes (create/get_or_create/destroy/next_generation and every ActorStore's
-// commit) go through one FIFO queue and are applied in the order their co_await started. A read
+// Ordering: all writes (create/get_or_create/destroy/next_generation, the reservations of
+// acquire_generation, and every ActorStore's commit) go through one FIFO queue and are applied in
+// the order their co_await started. (acquire_generation served from memory is a read.) A read
 // issued after a write completed sees that write (reads use a separate WAL reader connection on
 // its own thread, so they never wait behind an fsync). Each write runs in its own SAVEPOINT inside
 // the shared transaction: one failing write does not affect the others in its batch.
