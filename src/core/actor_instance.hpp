@@ -147,8 +147,9 @@ class ActorInstance final : public detail::ActorApi,
   bool schedule_cancel(const std::string& id) override;
   std::vector<ScheduledEvent> schedule_list() const override;
 
-  /// Test hook: whether the idle rules currently allow sleep.
+  /// Test hooks.
   bool can_sleep_for_test() const { return can_sleep(); }
+  std::uint64_t requested_seq_for_test() const { return requested_seq_; }
 
  private:
   /// Counts one unit of sleep-blocking (or stop-blocking) work while alive.
