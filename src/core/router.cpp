@@ -321,20 +321,25 @@ Task<bool> deliver_to_current(ActorTarget& target, net::WebSocket& socket, Make 
 // The client went away (or the actor closed the socket): run the close handling on the current
 // instance, waking the actor if it sleeps, so on_disconnect runs when the client really leaves.
 Task<void> end_session(ActorTarget target, std::string conn_id, net::WsCloseInfo info) {
-  if (target.sockets != nullptr) {
-    target.sockets->remove(conn_id);
-  }
+  // The socket stays registered until the close is handled: a sleeping actor that wakes for it
+  // must find its connection (and then run on_disconnect), not reap it as gone.
   auto instance = target.instance;
   if (instance->lifecycle() != ActorInstance::Lifecycle::kStarted) {
     auto resolve_op = target.resolve();
     auto next = co_await std::move(resolve_op);
-    if (!next) {
-      co_return;  // destroyed, or the process is stopping: nothing left to notify
+    if (next) {
+      instance = std::move(*next);
+    } else {
+      instance = nullptr;  // destroyed, or the process is stopping: nothing left to notify
     }
-    instance = std::move(*next);
   }
-  auto task = closed_on_strand(instance, std::move(conn_id), info.code, std::move(info.reason));
-  co_await on_strand(instance, std::move(task));
+  if (instance) {
+    auto task = closed_on_strand(instance, conn_id, info.code, std::move(info.reason));
+    co_await on_strand(instance, std::move(task));
+  }
+  if (target.sockets != nullptr) {
+    target.sockets->remove(conn_id);
+  }
 }
 
 Task<Result<std::shared_ptr<Connection>>> connect_on_strand(std::shared_ptr<ActorInstance> instance,

@@ -4,6 +4,7 @@
 
 #include <rivetkit/rivetkit.hpp>
 
+#include <boost/asio/error.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <cstdint>
@@ -249,15 +250,21 @@ rivetkit::ActorDefinition looper() {
   return rivetkit::actor<LooperState>("looper")
       .options(short_lived())
       .run([](auto& c) -> rivetkit::Task<void> {
+        // The stop shows up either as the cancelled wait throwing, or (if it lands between two
+        // waits) as c.aborted() turning true.
+        bool cancelled = false;
         try {
           while (!c.aborted()) {
             co_await c.wait(std::chrono::milliseconds(50));
             c.state().ticks += 1;
           }
         } catch (const boost::system::system_error&) {
-          c.state().run_aborts += 1;
-          record("looper:runAborted:" + key_of(c.key()));
-          throw;
+          cancelled = true;
+        }
+        c.state().run_aborts += 1;
+        record("looper:runAborted:" + key_of(c.key()));
+        if (cancelled) {
+          throw boost::system::system_error(boost::asio::error::operation_aborted);
         }
       })
       .action("getState", [](auto& c) { return c.state(); })
