@@ -37,7 +37,7 @@ async function pool(n, fn) {
 
 const dataDir = mkdtempSync(join(tmpdir(), "rivetkit-mem-"));
 const child = spawn(serverBin, ["--port", "0", "--data-dir", dataDir], {
-  stdio: ["ignore", "pipe", "inherit"],
+  stdio: ["ignore", "pipe", process.env.BENCH_SMAPS ? "inherit" : "ignore"],
   env: { ...process.env, RIVETKIT_SYNC: process.env.RIVETKIT_SYNC ?? "full" },
 });
 const endpoint = await new Promise((resolve, reject) => {
@@ -54,6 +54,9 @@ try {
   await client.observer.getOrCreate(["warm"]).events();
   await sleep(300);
   const empty = rssKiB(child.pid);
+  if (process.env.BENCH_SMAPS) {
+    console.log("EMPTY heap", JSON.stringify(await client.observer.getOrCreate(["warm"]).heap(true)));
+  }
 
   const t0 = performance.now();
   await pool(actors, async (i) => {
@@ -66,6 +69,20 @@ try {
   // sleep_timeout is 1 s; give the sleeps time to complete and be saved.
   await sleep(4000);
   const asleep = rssKiB(child.pid);
+  if (process.env.BENCH_SMAPS) {
+    console.log(readFileSync(`/proc/${child.pid}/smaps_rollup`, "utf8"));
+    // The biggest mappings by resident size.
+    const maps = readFileSync(`/proc/${child.pid}/smaps`, "utf8").split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/);
+    const rows = maps.map((m) => ({ head: m.split("\n")[0], rss: Number(/\nRss:\s+(\d+)/.exec(m)?.[1] ?? 0) }));
+    rows.sort((a, b) => b.rss - a.rss);
+    for (const r of rows.slice(0, 12)) console.log(r.rss, "kB", r.head);
+    console.log("heap", JSON.stringify(await client.observer.getOrCreate(["warm"]).heap(false)));
+    console.log("heap after trim", JSON.stringify(await client.observer.getOrCreate(["warm"]).heap(true)), rssKiB(child.pid));
+    if (process.env.BENCH_SMAPS === "kill") {
+      child.kill("SIGKILL");
+      process.exit(0);
+    }
+  }
 
   const t1 = performance.now();
   let wrong = 0;

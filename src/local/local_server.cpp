@@ -10,6 +10,7 @@
 #include "local/local_context.hpp"
 #include "net/http_server.hpp"
 #include "protocol/json/json.hpp"
+#include "util/heap_trimmer.hpp"
 #include "util/log.hpp"
 #include "util/spawn.hpp"
 #include "util/url.hpp"
@@ -124,9 +125,17 @@ struct LocalServer::Impl : std::enable_shared_from_this<Impl>, core::LifecycleDr
 
   // core::LifecycleDriver: local mode places every actor in this process.
   void request_sleep(const std::string& actor_id) override {
-    util::spawn(io_.get_executor(), ctx->runtime.stop(actor_id, core::StopReason::kSleep),
-                "sleep actor");
+    util::spawn(io_.get_executor(), sleep_actor(shared_from_this(), actor_id), "sleep actor");
   }
+  // A sleeping actor costs only its rows on disk: its instance, its directory-cache entry and,
+  // in batches, the heap pages they used are given back.
+  static Task<void> sleep_actor(std::shared_ptr<Impl> self, std::string actor_id) {
+    auto op = self->ctx->runtime.stop(actor_id, core::StopReason::kSleep);
+    co_await std::move(op);
+    self->ctx->directory.erase(actor_id);
+    self->trimmer.released();
+  }
+  util::HeapTrimmer trimmer{io_.get_executor()};
   void request_destroy(const std::string& actor_id) override {
     util::spawn(io_.get_executor(), destroy_for(ctx, actor_id), "destroy actor");
   }

@@ -344,7 +344,9 @@ Result<void> apply_pragmas(Database& db, int busy_timeout_ms) {
   if (int rc = sqlite3_busy_timeout(db.get(), busy_timeout_ms); rc != SQLITE_OK) {
     return fail(sqlite::make_error(db.get(), rc, "busy_timeout"));
   }
-  return db.exec("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384;");
+  // A small page cache per connection (2 MiB): pages beyond it come from the OS page cache,
+  // which does not count against the process. Sleeping actors must cost (almost) no memory.
+  return db.exec("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -2048;");
 }
 
 Result<Database> open_writer(const std::string& path,

@@ -7,6 +7,8 @@
 #include <boost/asio/error.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <malloc.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
@@ -301,10 +303,22 @@ rivetkit::ActorDefinition observer() {
                 std::lock_guard lock(g_events_mutex);
                 return g_events;
               })
-      .action("clear", [](auto&) {
-        std::lock_guard lock(g_events_mutex);
-        g_events.clear();
-        return true;
+      .action("clear",
+              [](auto&) {
+                std::lock_guard lock(g_events_mutex);
+                g_events.clear();
+                return true;
+              })
+      // Heap statistics (glibc): bytes in use vs free inside the allocator, for the memory bench.
+      .action("heap", [](auto&, std::optional<bool> trim) {
+        if (trim.value_or(false)) {
+          malloc_trim(0);
+        }
+        struct mallinfo2 mi = mallinfo2();
+        return rivetkit::Value::object({{"inUse", static_cast<std::int64_t>(mi.uordblks)},
+                                        {"free", static_cast<std::int64_t>(mi.fordblks)},
+                                        {"mmapped", static_cast<std::int64_t>(mi.hblkhd)},
+                                        {"arena", static_cast<std::int64_t>(mi.arena)}});
       });
 }
 
