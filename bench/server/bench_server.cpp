@@ -1,0 +1,78 @@
+// Fixture actors of the benchmark suite (bench/run.mjs), the same as bench/official/server.ts:
+//   counter        state {count}; increment(by) -> count and broadcasts `newCount`; getCount();
+//                  stamp(t) broadcasts `stamp` (fan-out); goToSleep() (wake test); startId(): a
+//                  number that changes every time the actor starts (ephemeral vars, so waking
+//                  writes nothing), which shows that a measured call really woke the actor
+//   counterUnheld  the same counter with durable_replies = false (replies not held for commit)
+//   echo           echo(x) -> x
+// Runs in local mode, or in engine mode when RIVET_ENDPOINT is set (see the registry).
+// Env: BENCH_SLEEP_TIMEOUT_MS (idle sleep timeout of the counters, default 30000).
+
+#include <rivetkit/rivetkit.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+namespace bench {
+
+struct CounterState {
+  std::int64_t count = 0;
+};
+RIVETKIT_FIELDS(CounterState, count)
+
+struct CounterVars {
+  std::int64_t start_id = 0;
+};
+
+using CounterTypes = rivetkit::ActorTypes<CounterState, rivetkit::Value, CounterVars>;
+
+std::atomic<std::int64_t> g_starts{0};
+
+std::chrono::milliseconds sleep_timeout() {
+  const char* env = std::getenv("BENCH_SLEEP_TIMEOUT_MS");
+  return std::chrono::milliseconds(env != nullptr ? std::strtoll(env, nullptr, 10) : 30'000);
+}
+
+rivetkit::ActorDefinition counter(const std::string& name, bool durable_replies) {
+  rivetkit::ActorOptions options;
+  options.sleep_timeout = sleep_timeout();
+  options.durable_replies = durable_replies;
+  return rivetkit::actor<CounterTypes>(name)
+      .options(options)
+      .create_vars([](auto&) { return CounterVars{++g_starts}; })
+      .action("increment",
+              [](auto& c, std::int64_t by) {
+                c.state().count += by;
+                c.broadcast("newCount", c.state().count);
+                return c.state().count;
+              })
+      .action("getCount", [](auto& c) { return std::as_const(c).state().count; })
+      .action("startId", [](auto& c) { return c.vars().start_id; })
+      .action("stamp",
+              [](auto& c, double t) {
+                c.broadcast("stamp", t);
+                return t;
+              })
+      .action("goToSleep", [](auto& c) {
+        c.sleep();
+        return true;
+      });
+}
+
+rivetkit::ActorDefinition echo() {
+  return rivetkit::actor<>("echo").action("echo", [](auto&, rivetkit::Value x) { return x; });
+}
+
+}  // namespace bench
+
+int main(int argc, char** argv) {
+  rivetkit::Registry registry;
+  registry.add(bench::counter("counter", true));
+  registry.add(bench::counter("counterUnheld", false));
+  registry.add(bench::echo());
+  return registry.run(argc, argv);
+}
