@@ -54,6 +54,7 @@ const ctx = {
   workDir: mkdtempSync(join(tmpdir(), "rivetkit-bench-")),
   serverBin: process.env.RIVETKIT_BENCH_SERVER ?? join(buildDir, "bench/rivetkit_bench_server"),
   floorBin: process.env.RIVETKIT_BENCH_FLOOR ?? join(buildDir, "bench/rivetkit_bench_floor"),
+  loadgenBin: process.env.RIVETKIT_BENCH_LOADGEN ?? join(buildDir, "bench/rivetkit_bench_loadgen"),
   engineBin:
     process.env.RIVET_ENGINE_BIN ?? join(root, "node_modules/@rivetkit/engine-cli-linux-x64-musl/rivet-engine"),
   node: process.execPath,
@@ -118,6 +119,7 @@ async function drive(system, sys, run) {
     seconds,
     quick,
     workloads: only,
+    loadgenBin: existsSync(ctx.loadgenBin) ? ctx.loadgenBin : null,
     memory: {
       targets: [1000, 10000],
       local_seconds: quick ? 45 : 300,

@@ -11,6 +11,7 @@
 //   {system, endpoint, pids: {server, engine?}, run, seconds, workloads: [...], quick, memory: {...}}
 
 import { createClient } from "rivetkit/client";
+import { execFile } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { cpuMs, loadAvg, rssKiB } from "./proc.mjs";
 import { latency, round } from "./stats.mjs";
@@ -310,6 +311,42 @@ async function throughput() {
   }
 }
 
+/// The C++ load generator (bench/loadgen) on the same actors as the Node throughput workloads
+/// (keys `${PREFIX}-d-<i>` and `${PREFIX}-shared`, so nothing new is created): where Node is the
+/// bottleneck, it shows what the server itself sustains. Its own CPU is the client column.
+async function loadgen() {
+  if (!cfg.loadgenBin) return;
+  const runs = [
+    ["lg_conn_c1", ["--mode", "conn", "--connections", "1", "--key-prefix", `${PREFIX}-d`]],
+    ["lg_http_c1", ["--mode", "http", "--connections", "1", "--key-prefix", `${PREFIX}-d`]],
+    ["lg_conn_c64_distinct", ["--mode", "conn", "--connections", "64", "--key-prefix", `${PREFIX}-d`]],
+    ["lg_conn_c64_shared", ["--mode", "conn", "--connections", "64", "--actors", "shared", "--key-prefix", PREFIX]],
+    ["lg_http_c64_distinct", ["--mode", "http", "--connections", "64", "--key-prefix", `${PREFIX}-d`]],
+    ["lg_conn_c64_write", ["--mode", "conn", "--connections", "64", "--action", "increment", "--key-prefix", `${PREFIX}-d`]],
+  ];
+  if (!isFloor && runs.some(([n]) => enabled(n))) {
+    // the actors exist already when the throughput workloads ran; otherwise create them here
+    await ensure([...Array.from({ length: 64 }, (_, i) => client.counter.getOrCreate([`${PREFIX}-d-${i}`])), client.counter.getOrCreate([`${PREFIX}-shared`])]);
+  }
+  for (const [name, args] of runs) {
+    if (!enabled(name)) continue;
+    await attempt(name, async () => {
+      const m = meterStart();
+      const out = await new Promise((res, rej) =>
+        execFile(
+          cfg.loadgenBin,
+          ["--url", endpoint, "--seconds", String(T), ...args, ...(isFloor ? ["--raw", "1"] : [])],
+          { timeout: (T + 120) * 1000 },
+          (err, stdout, stderr) => (err ? rej(new Error(`${err.message} ${stderr}`.slice(0, 300))) : res(stdout)),
+        ),
+      );
+      const r = JSON.parse(out.trim().split("\n").pop());
+      const meter = meterEnd(m, r.ops);
+      emit(name, { ...meter, ...r, loadgen: true });
+    });
+  }
+}
+
 async function fanout() {
   if (!enabled("fanout")) return;
   const N = 100;
@@ -561,7 +598,7 @@ async function memory() {
   sample("memory_asleep", created - errors, { slept: s.done, sleep_errors: s.failed, sleep_calls_s: round((now() - t0) / 1000, 1) });
 }
 
-const steps = [actionLatency, throughput, fanout, payload, durable, creates, wake, memory];
+const steps = [actionLatency, throughput, loadgen, fanout, payload, durable, creates, wake, memory];
 for (const step of steps) {
   try {
     await step();

@@ -14,6 +14,8 @@ export const LATENCY_ROWS = [
   ["http_write", "HTTP action, 1 client (increment)"],
   ["conn_read", "Connection action, 1 client (getCount)"],
   ["conn_write", "Connection action, 1 client (increment)"],
+  ["lg_conn_c1", "Connection action, 1 client (getCount), C++ loadgen"],
+  ["lg_http_c1", "HTTP action, 1 client (getCount), C++ loadgen"],
   ["payload_1k_http", "Echo 1 KiB, HTTP"],
   ["payload_64k_http", "Echo 64 KiB, HTTP"],
   ["payload_1k_conn", "Echo 1 KiB, connection"],
@@ -32,6 +34,10 @@ export const THROUGHPUT_ROWS = [
   ["conn_c16_shared", "Connection, 16 clients, 1 shared actor"],
   ["conn_c64_distinct", "Connection, 64 clients, 64 actors"],
   ["conn_c64_shared", "Connection, 64 clients, 1 shared actor"],
+  ["lg_conn_c64_distinct", "Connection, 64 conns, 64 actors, getCount, C++ loadgen"],
+  ["lg_conn_c64_shared", "Connection, 64 conns, 1 shared actor, getCount, C++ loadgen"],
+  ["lg_conn_c64_write", "Connection, 64 conns, 64 actors, increment, C++ loadgen"],
+  ["lg_http_c64_distinct", "HTTP, 64 clients, 64 actors, getCount, C++ loadgen"],
   ["fanout_100", "Fan-out deliveries/s (100 connections)"],
   ["create_c16", "Creates/s, 16 in flight"],
   ["durable_held", "Durable writes, replies held for commit (16 conns)"],
@@ -44,6 +50,8 @@ export const CPU_ROWS = [
   ["http_c64_distinct", "HTTP, 64 clients, 64 actors"],
   ["conn_c64_distinct", "Connection, 64 clients, 64 actors"],
   ["conn_c64_shared", "Connection, 64 clients, 1 shared actor"],
+  ["lg_conn_c64_distinct", "Connection, 64 conns, 64 actors, C++ loadgen"],
+  ["lg_http_c64_distinct", "HTTP, 64 clients, 64 actors, C++ loadgen"],
   ["fanout_100", "Fan-out, per delivery"],
   ["create_c16", "Create, 16 in flight"],
   ["wake", "Wake from sleep"],
@@ -192,7 +200,8 @@ export function markdown(records, ctx) {
   }
   out.push("");
   out.push("CPU is sampled from /proc/PID/stat (10 ms ticks) over the measured part of each workload and includes");
-  out.push("each process's idle background work. The client column is the Node client driving (a).");
+  out.push("each process's idle background work. The client column is the client driving (a): Node, or the C++");
+  out.push("load generator in its rows.");
   out.push("");
 
   // Memory.

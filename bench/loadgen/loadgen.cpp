@@ -5,6 +5,8 @@
 //   --mode conn  WebSocket /connect through the query gateway path, BARE encoding (the official
 //                client's default): waits for Init, then ActionRequest -> ActionResponse.
 //   --mode http  POST /gateway/<actor>/action/<name> through the query gateway path, BARE body.
+//   --raw 1      for the floor (an echo server): no Init is awaited and any data frame (or any
+//                200 response) counts as the reply.
 //
 // Speaks only what it needs of RivetKit's client protocol (shared/spec/client-protocol.md §5.2,
 // §6.3, §6.8); it is a measuring tool, not a client library. Prints one JSON line:
@@ -13,7 +15,7 @@
 //
 // Usage: rivetkit_bench_loadgen --url http://127.0.0.1:6420 [--mode conn|http] [--connections 64]
 //          [--actors distinct|shared] [--action getCount|increment] [--actor counter]
-//          [--seconds 5] [--max-ops 10000000] [--key-prefix lg]
+//          [--seconds 5] [--max-ops 10000000] [--key-prefix lg] [--raw 0|1]
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -53,6 +55,7 @@ struct Options {
   double seconds = 5;
   std::uint64_t max_ops = 10'000'000;
   std::string key_prefix = "lg";
+  bool raw = false;
 };
 
 enum class Phase { kConnecting, kHandshake, kInit, kReady, kWaiting, kDone };
@@ -184,6 +187,13 @@ class Runner {
     while (Clock::now() < end_ && ops_ < o_.max_ops && failed_ < conns_.size()) {
       poll_once();
     }
+    // No new actions after the end; the ones in flight are awaited (as the Node closed loop
+    // does), for at most 30 s, so a slow server still reports its latency.
+    stopping_ = true;
+    auto grace = Clock::now() + std::chrono::seconds(30);
+    while (in_flight() > 0 && Clock::now() < grace) {
+      poll_once();
+    }
     auto wall = std::chrono::duration<double>(Clock::now() - start_).count();
     rusage ru1{};
     getrusage(RUSAGE_SELF, &ru1);
@@ -197,11 +207,11 @@ class Runner {
       return static_cast<double>(lat_us_[std::min(idx, lat_us_.size() - 1)]) / 1000.0;
     };
     std::printf(
-        "{\"mode\":\"%s\",\"connections\":%d,\"actors\":\"%s\",\"action\":\"%s\",\"ops\":%llu,"
+        "{\"mode\":\"%s\",\"connections\":%d,\"actors\":\"%s\",\"action\":\"%s\",\"ops\":%llu,\"n\":%zu,"
         "\"errors\":%llu,\"ops_per_s\":%.1f,\"p50_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f,"
         "\"client_cpu_ms_per_op\":%.5f,\"wall_s\":%.3f%s%s%s}\n",
         o_.mode.c_str(), o_.connections, o_.shared ? "shared" : "distinct", o_.action.c_str(),
-        static_cast<unsigned long long>(ops_), static_cast<unsigned long long>(errors_),
+        static_cast<unsigned long long>(ops_), lat_us_.size(), static_cast<unsigned long long>(errors_),
         static_cast<double>(ops_) / wall, pct(50), pct(99), pct(100),
         ops_ > 0 ? cpu_ms / static_cast<double>(ops_) : 0.0, wall,
         first_error_.empty() ? "" : ",\"first_error\":\"", json_safe(first_error_).c_str(),
@@ -267,8 +277,13 @@ class Runner {
     ::close(c.fd);
   }
 
+  std::size_t in_flight() const {
+    return static_cast<std::size_t>(
+        std::count_if(conns_.begin(), conns_.end(), [](const Conn& c) { return c.phase == Phase::kWaiting; }));
+  }
+
   void send_action(Conn& c) {
-    if (c.phase == Phase::kDone || (measuring_ && Clock::now() >= end_)) {
+    if (c.phase == Phase::kDone || stopping_ || (measuring_ && (Clock::now() >= end_ || ops_ >= o_.max_ops))) {
       return;
     }
     if (o_.mode == "conn") {
@@ -423,6 +438,10 @@ class Runner {
       }
       c.in.erase(0, head_end + 4);
       c.phase = Phase::kInit;
+      if (o_.raw) {
+        c.phase = Phase::kReady;
+        send_action(c);
+      }
     }
     std::size_t off = 0;
     while (c.in.size() - off >= 2) {
@@ -459,6 +478,10 @@ class Runner {
       if (opcode != 0x2 && opcode != 0x1) {
         continue;
       }
+      if (o_.raw) {
+        completed(c);
+        continue;
+      }
       // BARE ToClient: 04 00 | tag (0 Init, 1 Error, 2 ActionResponse, 3 Event)
       if (payload.size() < 3) {
         continue;
@@ -491,6 +514,7 @@ class Runner {
   std::uint64_t errors_ = 0;
   std::string first_error_;
   bool measuring_ = false;
+  bool stopping_ = false;
   Clock::time_point start_;
   Clock::time_point end_;
 };
@@ -540,6 +564,8 @@ int main(int argc, char** argv) {
       o.max_ops = std::strtoull(value.c_str(), nullptr, 10);
     } else if (flag == "--key-prefix") {
       o.key_prefix = value;
+    } else if (flag == "--raw") {
+      o.raw = value == "1" || value == "true";
     } else {
       std::fprintf(stderr, "loadgen: unknown flag %s\n", argv[i]);
       return 2;
