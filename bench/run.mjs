@@ -12,6 +12,7 @@
 //
 // Usage: node bench/run.mjs [--quick] [--runs N] [--seconds S] [--systems local,engine-cpp,...]
 //                           [--only workload,...] [--build-dir build/release] [--no-readme]
+//                           [--from results.jsonl]   (re-render the report of an earlier run)
 // Env: RIVETKIT_BENCH_SERVER, RIVETKIT_BENCH_FLOOR, RIVET_ENGINE_BIN override the binaries.
 
 import { spawn } from "node:child_process";
@@ -47,6 +48,7 @@ const systems = arg("--systems", "local,engine-cpp,official,floor").split(",").f
 const only = arg("--only", "all").split(",").filter(Boolean);
 const buildDir = resolve(root, arg("--build-dir", "build/release"));
 const resultsDir = resolve(root, arg("--out", "bench/results"));
+const from = arg("--from", null);
 
 const ctx = {
   root,
@@ -70,7 +72,7 @@ for (const [what, path, needed] of [
   ["rivetkit_bench_server", ctx.serverBin, systems.some((s) => s === "local" || s === "engine-cpp")],
   ["rivetkit_bench_floor", ctx.floorBin, systems.includes("floor")],
 ]) {
-  if (needed && !existsSync(path)) {
+  if (needed && !from && !existsSync(path)) {
     console.error(`bench: ${what} not found at ${path} (build it: make bench, or pass --build-dir)`);
     process.exit(2);
   }
@@ -104,7 +106,9 @@ const skips = {};
 const failures = {};
 const driverTimeoutS = quick ? 240 : 2400;
 const t0 = Date.now();
-const machine = machineDetails(root);
+let runsUsed = runs;
+let secondsUsed = seconds;
+let quickUsed = quick;
 
 function log(msg) {
   console.error(`[bench ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${msg}`);
@@ -123,7 +127,7 @@ async function drive(system, sys, run) {
     memory: {
       targets: [1000, 10000],
       local_seconds: quick ? 45 : 300,
-      engine_seconds: quick ? 5 : 180,
+      engine_seconds: quick ? 5 : 90,
     },
   };
   const child = spawn(ctx.node, [join(root, "bench/lib/driver.mjs"), JSON.stringify(config)], {
@@ -171,6 +175,19 @@ async function drive(system, sys, run) {
   }
 }
 
+let machine = machineDetails(root);
+if (from) {
+  // Re-renders the report of an earlier run from its .jsonl (first line: metadata).
+  const [meta, ...rest] = readFileSync(from, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  machine = meta.machine;
+  Object.assign(skips, meta.skips);
+  Object.assign(failures, meta.failures);
+  records.push(...rest);
+  systems.splice(0, systems.length, ...meta.systems);
+  runsUsed = meta.runs;
+  secondsUsed = meta.seconds;
+  quickUsed = meta.mode === "quick";
+} else {
 log(`${quick ? "quick" : "full"} suite: ${runs} run(s), ${seconds} s per timed workload, systems ${systems.join(", ")}`);
 log(`work dir ${ctx.workDir}; nodelay preload ${ctx.nodelayPreload ?? "unavailable (no cc)"}`);
 try {
@@ -202,17 +219,19 @@ try {
 } finally {
   await cleanup();
 }
+}
+await cleanup();
 
 // ---------- report ----------
-const wallS = Math.round((Date.now() - t0) / 1000);
+const wallS = from ? null : Math.round((Date.now() - t0) / 1000);
 const stamp = new Date().toISOString().replace(/[:]/g, "").replace(/\..*/, "");
-const mode = quick ? "quick" : "full";
-const runCount = runs;
+const mode = quickUsed ? "quick" : "full";
+const runCount = runsUsed;
 const header = [
-  `## rivetkit-cpp vs the official RivetKit stack (${mode}: ${runCount} run${runCount > 1 ? "s" : ""}, ${seconds} s per timed workload)`,
+  `## rivetkit-cpp vs the official RivetKit stack (${mode}: ${runCount} run${runCount > 1 ? "s" : ""}, ${secondsUsed} s per timed workload)`,
   "",
   `${machine.date} · ${machine.cpu}, ${machine.cores} cores, ${machine.memory_gib} GiB, ${machine.os}, kernel ${machine.kernel} (${machine.virtualization}) ·`,
-  `load at start ${machine.load_at_start} · Node ${machine.node}, rivetkit ${machine.rivetkit}, rivet-engine ${machine.engine}, ${machine.compiler ?? "g++"} · commit ${machine.git_commit} · suite wall time ${wallS} s`,
+  `load at start ${machine.load_at_start} · Node ${machine.node}, rivetkit ${machine.rivetkit}, rivet-engine ${machine.engine}, ${machine.compiler ?? "g++"} · commit ${machine.git_commit}${wallS != null ? ` · suite wall time ${wallS} s` : ""}`,
   "",
   "Systems: (a) rivetkit-cpp local mode; (b) rivetkit-cpp engine mode on rivet-engine; (c) the official rivetkit",
   "TypeScript runtime on the same engine config (guard tcp_nodelay, workflow load shedding off, TCP_NODELAY on the",
@@ -222,7 +241,7 @@ const header = [
   "*a vs floor* = how many times the floor's cost (p50: a ÷ floor; ops/s: floor ÷ a), 1.00× = at the floor.",
   "",
 ].join("\n");
-const tables = markdown(records, { systems, skips, failures });
+const tables = markdown(records, { systems, skips, failures, runs: runCount });
 const md = `${header}\n${tables}\n![p50 latency](latest.svg)\n`;
 const picture = svg(records, {
   systems,
@@ -236,7 +255,7 @@ writeFileSync(join(resultsDir, `${stamp}-${mode}.md`), md.replace("latest.svg", 
 writeFileSync(join(resultsDir, `${stamp}-${mode}.svg`), picture);
 writeFileSync(
   join(resultsDir, `${stamp}-${mode}.jsonl`),
-  [JSON.stringify({ machine, mode, runs, seconds, systems, skips, failures }), ...records.map((r) => JSON.stringify(r))].join("\n") + "\n",
+  [JSON.stringify({ machine, mode, runs: runCount, seconds: secondsUsed, systems, skips, failures, wall_s: wallS }), ...records.map((r) => JSON.stringify(r))].join("\n") + "\n",
 );
 writeFileSync(join(resultsDir, "latest.md"), md);
 writeFileSync(join(resultsDir, "latest.svg"), picture);

@@ -217,8 +217,8 @@ async function waitAsleep(ids, ms) {
   let asleep = 0;
   while (now() < end) {
     asleep = 0;
-    for (let i = 0; i < ids.length; i += 50) {
-      const infos = await actorInfo(ids.slice(i, i + 50)).catch(() => []);
+    for (let i = 0; i < ids.length; i += 32) {
+      const infos = await actorInfo(ids.slice(i, i + 32)).catch(() => []);
       asleep += infos.filter((a) => a && a.sleep_ts != null && a.connectable_ts == null).length;
     }
     if (asleep >= ids.length) break;

@@ -89,10 +89,18 @@ function fmt(x) {
   return x.toPrecision(2);
 }
 
+let totalRuns = 1;
+
+/// " ±x%" (half the min–max range over runs, relative to the median), and "[k/n runs]" when some
+/// runs have no value.
 function pctSpread(s) {
-  if (!s.range || s.runs < 2 || !s.value) return "";
-  const half = (s.range[1] - s.range[0]) / 2;
-  return ` ±${Math.round((half / Math.abs(s.value)) * 100)}%`;
+  let out = "";
+  if (s.range && s.runs >= 2 && s.value) {
+    const half = (s.range[1] - s.range[0]) / 2;
+    out += ` ±${Math.round((half / Math.abs(s.value)) * 100)}%`;
+  }
+  if (s.runs > 0 && s.runs < totalRuns) out += ` [${s.runs}/${totalRuns} runs]`;
+  return out;
 }
 
 function ratio(x) {
@@ -113,6 +121,7 @@ function emptyCell(agg, ctx, system, workload) {
 
 export function markdown(records, ctx) {
   const agg = aggregate(records);
+  totalRuns = ctx.runs ?? 1;
   const systems = SYSTEMS.filter((s) => ctx.systems.includes(s.id));
   const has = (id) => ctx.systems.includes(id);
   const out = [];
@@ -234,6 +243,8 @@ export function markdown(records, ctx) {
     out.push("");
   }
 
+  out.push(...targets(agg, ctx));
+
   // Footnotes.
   const notes = [];
   for (const [s, reason] of Object.entries(ctx.skips)) {
@@ -251,6 +262,73 @@ export function markdown(records, ctx) {
   return out.join("\n");
 }
 
+/// The issue's targets (goals, not assertions), checked against this run's medians.
+function targets(agg, ctx) {
+  const v = (sys, w, f) => agg.stat(sys, w, f).value;
+  const rows = [];
+  const add = (target, measured, ok) => {
+    const skipped = Object.keys(ctx.skips).find((id) => target.startsWith(`(${SYSTEMS.find((x) => x.id === id)?.short})`));
+    if (measured === "–" && skipped) measured = "skipped¹";
+    rows.push(`| ${target} | ${measured} | ${ok == null ? "n/a" : ok ? "yes" : "no"} |`);
+  };
+  const better = (w) => {
+    const a = v("local", w, "p50_ms");
+    const c = v("official", w, "p50_ms");
+    return a && c ? c / a : null;
+  };
+  for (const [w, what] of [
+    ["http_read", "HTTP action"],
+    ["conn_read", "connection action"],
+  ]) {
+    const r = better(w);
+    add(`(a) p50 of a ${what} ≥ 30× lower than (c)`, r == null ? "–" : `${fmt(r)}×`, r == null ? null : r >= 30);
+  }
+  for (const [w, what] of [
+    ["http_read", "HTTP action, Node client"],
+    ["conn_read", "connection action, Node client"],
+    ["lg_http_c1", "HTTP action, C++ loadgen"],
+    ["lg_conn_c1", "connection action, C++ loadgen"],
+  ]) {
+    const a = v("local", w, "p50_ms");
+    const f = v("floor", w, "p50_ms");
+    const r = a && f ? a / f : null;
+    add(`(a) p50 within 2× of the floor (${what})`, r == null ? "–" : `${fmt(r)}× the floor`, r == null ? null : r <= 2);
+  }
+  const lg = v("local", "lg_conn_c64_distinct", "ops_per_s");
+  add("(a) ≥ 20,000 connection actions/s (C++ loadgen, 64 conns)", lg == null ? "–" : `${fmt(lg)}/s`, lg == null ? null : lg >= 20_000);
+  for (const [w, what] of [
+    ["create_seq", "create"],
+    ["wake", "wake"],
+  ]) {
+    const r = better(w);
+    add(`(a) ${what} ≥ 50× faster than (c) (p50)`, r == null ? "–" : `${fmt(r)}×`, r == null ? null : r >= 50);
+  }
+  for (const w of ["http_read", "conn_read"]) {
+    const b = v("engine-cpp", w, "server_cpu_ms_per_op");
+    const c = v("official", w, "server_cpu_ms_per_op");
+    const r = b != null && c ? b / c : null;
+    add(`(b) runtime CPU per ${w === "http_read" ? "HTTP" : "connection"} action ≤ 1/5 of (c)'s runtime`, r == null ? "–" : `${fmt(r)} of (c)`, r == null ? null : r <= 0.2);
+    const bl = v("engine-cpp", w, "p50_ms");
+    const cl = v("official", w, "p50_ms");
+    add(`(b) ${w === "http_read" ? "HTTP" : "connection"} action p50 no worse than (c)`, bl == null || cl == null ? "–" : `${fmt(bl)} vs ${fmt(cl)} ms`, bl == null || cl == null ? null : bl <= cl);
+  }
+  const mem = v("local", "memory_awake_10000", "server_kib_per_actor") ?? v("local", "memory_awake_1000", "server_kib_per_actor");
+  add("(a) awake idle actor < 4 KiB above its state", mem == null ? "–" : `${fmt(mem)} KiB/actor`, mem == null ? null : mem < 4);
+  const wake = v("local", "wake", "p50_ms");
+  add("(a) wake < 1 ms (p50, Node client)", wake == null ? "–" : `${fmt(wake)} ms`, wake == null ? null : wake < 1);
+  const held = v("local", "durable_held", "ops_per_s");
+  const unheld = v("local", "durable_unheld", "ops_per_s");
+  add("(a) durable-reply throughput ≥ 50% of the not-held rate", held && unheld ? `${Math.round((held / unheld) * 100)}%` : "–", held && unheld ? held / unheld >= 0.5 : null);
+  return [
+    "### Targets of the issue (goals, not assertions), against this run",
+    "",
+    "| target | measured | met |",
+    "| --- | ---: | :---: |",
+    ...rows,
+    "",
+  ];
+}
+
 /// Horizontal bars of the p50 latency of each workload, one bar per system, on a log scale.
 export function svg(records, ctx) {
   const agg = aggregate(records);
@@ -261,7 +339,7 @@ export function svg(records, ctx) {
   const lo = Math.pow(10, Math.floor(Math.log10(Math.min(...vals, 0.01))));
   const hi = Math.pow(10, Math.ceil(Math.log10(Math.max(...vals, 1))));
   const W = 980;
-  const labelW = 330;
+  const labelW = 360;
   const plotW = W - labelW - 90;
   const barH = 11;
   const groupH = systems.length * (barH + 2) + 12;

@@ -287,9 +287,10 @@ export async function startEngineCpp(ctx) {
     }),
     log: join(ctx.workDir, `engine-cpp-run${ctx.run}.log`),
   });
+  // The data is thrown away: short grace periods, then SIGKILL.
   const stop = async () => {
-    await p.stop(20_000);
-    await engine.proc.stop(10_000);
+    await p.stop(10_000);
+    await engine.proc.stop(5_000);
   };
   try {
     await probe(engine.endpoint, ctx.engineProbeMs, [p, engine.proc]);
@@ -323,8 +324,8 @@ export async function startOfficial(ctx) {
     },
   });
   const stop = async () => {
-    await p.stop(10_000);
-    await engine.proc.stop(10_000);
+    await p.stop(3_000);
+    await engine.proc.stop(5_000);
   };
   try {
     await waitFor(async () => ready, 60_000, "official server READY", p);
