@@ -274,8 +274,37 @@ export async function startEngine(ctx, tag) {
   return { endpoint, proc: p, dataDir: dir };
 }
 
+/// Creates the runner config of pool `default` (every datacenter a normal pool), as the official
+/// runtime does for itself at start; harmless when the envoy creates it too. Bounded retries.
+async function ensurePool(endpoint) {
+  const headers = { authorization: "Bearer dev", "content-type": "application/json" };
+  let last = "";
+  for (let i = 0; i < 40; i++) {
+    try {
+      const dcs = await (await fetch(`${endpoint}/datacenters?namespace=default`, { headers })).json();
+      const names = (dcs?.datacenters ?? []).map((d) => d.name).filter(Boolean);
+      if (names.length > 0) {
+        const datacenters = Object.fromEntries(names.map((n) => [n, { normal: {}, drain_on_version_upgrade: true }]));
+        const res = await fetch(`${endpoint}/runner-configs/default?namespace=default`, {
+          method: "PUT",
+          headers,
+          body: JSON.stringify({ datacenters }),
+        });
+        if (res.ok) return null;
+        last = `${res.status} ${(await res.text()).slice(0, 200)}`;
+      }
+    } catch (e) {
+      last = String(e?.message ?? e);
+    }
+    await sleep(500);
+  }
+  return last || "no datacenter";
+}
+
 export async function startEngineCpp(ctx) {
   const engine = await startEngine(ctx, "engine-cpp");
+  const poolError = await ensurePool(engine.endpoint);
+  if (poolError) console.error(`[bench] engine-cpp: runner config not created (${poolError}); the envoy may create it`);
   const dataDir = join(ctx.workDir, `engine-cpp-run${ctx.run}-data`);
   mkdirSync(dataDir, { recursive: true });
   const p = new Proc("rivetkit_bench_server (engine mode)", ctx.serverBin, ["--port", "0", "--data-dir", dataDir], {
