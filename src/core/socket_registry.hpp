@@ -4,12 +4,12 @@
 // instance that wakes looks its hibernated connections up here (LifecycleDriver::
 // hibernated_socket). Thread-safe.
 
+#include "net/websocket.hpp"
+
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
-
-#include "net/websocket.hpp"
 
 namespace rivetkit::core {
 
@@ -22,6 +22,10 @@ class SocketRegistry {
   void remove(const std::string& conn_id) {
     std::lock_guard lock(mutex_);
     sockets_.erase(conn_id);
+    // After a burst of connections, give the bucket array back once most of them are gone.
+    if (sockets_.bucket_count() > 64 && sockets_.size() * 8 < sockets_.bucket_count()) {
+      sockets_.rehash(0);
+    }
   }
   std::shared_ptr<net::WebSocket> find(const std::string& conn_id) const {
     std::lock_guard lock(mutex_);

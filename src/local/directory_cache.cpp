@@ -51,6 +51,10 @@ void DirectoryCache::erase(const std::string& actor_id) {
     by_key_.erase(k);
   }
   by_id_.erase(it);
+  // Sleeping actors leave the cache: once most entries are gone, give the bucket arrays (8 bytes
+  // per bucket, sized for the high-water mark) back too.
+  shrink_if_sparse(by_id_);
+  shrink_if_sparse(by_key_);
 }
 
 }  // namespace rivetkit::local

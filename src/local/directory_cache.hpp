@@ -2,16 +2,17 @@
 // In-memory cache of the actor directory for the gateway hot path: (name, key) -> record and
 // id -> record for live actors, so routing a request to a known actor costs no storage round trip
 // (a getOrCreate handle sends its query on every call, client-protocol.md §5.2). The store stays
-// the source of truth: entries are added after the store answered, removed on destroy, and the
-// cache is simply cleared when it grows past its bound.
+// the source of truth: entries are added after the store answered, removed on destroy and when
+// the actor goes to sleep (a sleeping actor costs no memory), and the cache is simply cleared
+// when it grows past its bound.
+
+#include "storage/local_store.hpp"
 
 #include <cstddef>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
-
-#include "storage/local_store.hpp"
 
 namespace rivetkit::local {
 
@@ -28,6 +29,13 @@ class DirectoryCache {
  private:
   static std::string key_of(const std::string& name, const std::string& key) {
     return name + '\0' + key;
+  }
+  /// Rehashes to fit when fewer than 1/8 of the buckets are used (amortized O(1) per erase).
+  template <class Map>
+  static void shrink_if_sparse(Map& map) {
+    if (map.bucket_count() > 64 && map.size() * 8 < map.bucket_count()) {
+      map.rehash(0);
+    }
   }
   mutable std::mutex mutex_;
   std::size_t max_entries_;

@@ -135,7 +135,7 @@ struct LocalServer::Impl : std::enable_shared_from_this<Impl>, core::LifecycleDr
     self->ctx->directory.erase(actor_id);
     self->trimmer.released();
   }
-  util::HeapTrimmer trimmer{io_.get_executor()};
+  util::HeapTrimmer trimmer;  // also trims after other frees (closed connections)
   void request_destroy(const std::string& actor_id) override {
     util::spawn(io_.get_executor(), destroy_for(ctx, actor_id), "destroy actor");
   }

@@ -17,6 +17,7 @@
 #include "storage/schema.hpp"
 #include "storage/sqlite.hpp"
 #include "storage/worker.hpp"
+#include "util/heap_trimmer.hpp"
 #include "util/log.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
@@ -26,11 +27,11 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <limits>
 #include <mutex>
 #include <system_error>
-#include <unordered_map>
 #include <utility>
 
 namespace rivetkit::storage {
@@ -340,6 +341,22 @@ Result<void> prepare_reader(ReaderConn& c) {
   return {};
 }
 
+/// Idle hook of both storage threads (Worker::set_idle_hook): when the burst of work that filled
+/// a connection's page cache is over, give the cache's pages back and return them to the OS.
+/// Left alone, the two caches (up to 2 MiB each) would stay resident after thousands of actors
+/// went to sleep; refilling them costs reads from the OS page cache on the next burst.
+void release_page_cache(Database& db) {
+  constexpr int kKeepBytes = 256 * 1024;  // below this, keeping the cache costs nothing worth it
+  int used = 0;
+  int highwater = 0;
+  if (sqlite3_db_status(db.get(), SQLITE_DBSTATUS_CACHE_USED, &used, &highwater, 0) != SQLITE_OK
+      || used < kKeepBytes) {
+    return;
+  }
+  sqlite3_db_release_memory(db.get());
+  util::trim_heap();
+}
+
 Result<void> apply_pragmas(Database& db, int busy_timeout_ms) {
   if (int rc = sqlite3_busy_timeout(db.get(), busy_timeout_ms); rc != SQLITE_OK) {
     return fail(sqlite::make_error(db.get(), rc, "busy_timeout"));
@@ -501,6 +518,142 @@ Result<Reserved> reserve_generations(WriterConn& c,
   return Reserved{rid, static_cast<std::uint32_t>(ceiling)};
 }
 
+// ---------------------------------------------------------------------------------------------
+// Generation blocks in memory (see "generations" in LocalStoreImpl)
+
+struct GenerationBlock {
+  std::uint32_t last = 0;
+  std::uint32_t ceiling = 0;
+};
+
+/// rid -> GenerationBlock for at most `max_entries` actors, in one flat array (open addressing,
+/// linear probing, backward-shift deletion). One entry per actor stays for as long as the process
+/// runs, sleeping actors included, so it must not be a node per actor: thousands of small
+/// long-lived nodes allocated during a burst of wakes would pin a page of the allocator's arena
+/// each after the burst's other memory was freed. The array holds 16 bytes per slot, at least
+/// 4/3 slots per entry, and shrinks again when most entries are gone. Not thread-safe.
+class GenerationTable {
+ public:
+  explicit GenerationTable(std::size_t max_entries) : max_entries_(max_entries) {}
+
+  GenerationBlock* find(std::int64_t rid) {
+    if (size_ == 0 || rid == kEmpty) {
+      return nullptr;
+    }
+    for (std::size_t i = home(rid);; i = next(i)) {
+      if (slots_[i].rid == rid) {
+        return &slots_[i].block;
+      }
+      if (slots_[i].rid == kEmpty) {
+        return nullptr;
+      }
+    }
+  }
+
+  /// Inserts a new entry (the caller checked find() first). When full, forgets another entry.
+  void insert(std::int64_t rid, GenerationBlock block) {
+    if (max_entries_ == 0 || rid == kEmpty) {
+      return;
+    }
+    if (size_ >= max_entries_) {
+      evict_one();
+    }
+    if ((size_ + 1) * 4 > slots_.size() * 3) {
+      rehash(std::max<std::size_t>(kMinSlots, slots_.size() * 2));
+    }
+    std::size_t i = home(rid);
+    while (slots_[i].rid != kEmpty) {
+      i = next(i);
+    }
+    slots_[i] = Slot{rid, block};
+    ++size_;
+  }
+
+  void erase(std::int64_t rid) {
+    if (size_ == 0 || rid == kEmpty) {
+      return;
+    }
+    std::size_t i = home(rid);
+    while (slots_[i].rid != rid) {
+      if (slots_[i].rid == kEmpty) {
+        return;
+      }
+      i = next(i);
+    }
+    remove_at(i);
+    if (size_ == 0) {
+      std::vector<Slot>().swap(slots_);
+    } else if (slots_.size() > kMinSlots && size_ * 8 < slots_.size()) {
+      rehash(slots_.size() / 2);
+    }
+  }
+
+  std::size_t size() const { return size_; }
+
+ private:
+  static constexpr std::int64_t kEmpty = std::numeric_limits<std::int64_t>::min();
+  static constexpr std::size_t kMinSlots = 64;
+  struct Slot {
+    std::int64_t rid = kEmpty;
+    GenerationBlock block;
+  };
+
+  std::size_t home(std::int64_t rid) const {
+    // Fibonacci hashing: rids are consecutive, so spread them over the whole table.
+    const auto h = static_cast<std::uint64_t>(rid) * 0x9E3779B97F4A7C15ull;
+    return static_cast<std::size_t>(h >> 32) & (slots_.size() - 1);
+  }
+  std::size_t next(std::size_t i) const { return (i + 1) & (slots_.size() - 1); }
+
+  /// Empties slot `i` and moves later entries of its probe run back (no tombstones).
+  void remove_at(std::size_t i) {
+    std::size_t hole = i;
+    for (std::size_t j = next(i); slots_[j].rid != kEmpty; j = next(j)) {
+      const std::size_t want = home(slots_[j].rid);
+      // Entry j may fill the hole if its home is not in the cyclic range (hole, j].
+      const bool home_after_hole =
+          hole < j ? (want > hole && want <= j) : (want > hole || want <= j);
+      if (!home_after_hole) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole] = Slot{};
+    --size_;
+  }
+
+  /// Forgets an arbitrary entry (forgetting a block only skips its unused numbers).
+  void evict_one() {
+    for (std::size_t n = 0; n < slots_.size(); ++n) {
+      cursor_ = next(cursor_);
+      if (slots_[cursor_].rid != kEmpty) {
+        remove_at(cursor_);
+        return;
+      }
+    }
+  }
+
+  void rehash(std::size_t slot_count) {
+    std::vector<Slot> old(slot_count);
+    old.swap(slots_);
+    cursor_ = 0;
+    for (const Slot& s : old) {
+      if (s.rid != kEmpty) {
+        std::size_t i = home(s.rid);
+        while (slots_[i].rid != kEmpty) {
+          i = next(i);
+        }
+        slots_[i] = s;
+      }
+    }
+  }
+
+  std::size_t max_entries_;
+  std::vector<Slot> slots_;  // size 0 or a power of two
+  std::size_t size_ = 0;
+  std::size_t cursor_ = 0;
+};
+
 using WriteOp = detail::Op<WriterConn>;
 using ReadOp = detail::Op<ReaderConn>;
 
@@ -542,6 +695,11 @@ class LocalStoreImpl final : public LocalStore,
             stats_.read_ops.fetch_add(1, std::memory_order_relaxed);
           }
         });
+    if (options_.release_cache_after_ms > 0) {
+      const std::chrono::milliseconds after(options_.release_cache_after_ms);
+      writer_->set_idle_hook(after, [](WriterConn& c) { release_page_cache(c.db); });
+      reader_->set_idle_hook(after, [](ReaderConn& c) { release_page_cache(c.db); });
+    }
     try {
       writer_->start();
       reader_->start();
@@ -881,11 +1039,6 @@ class LocalStoreImpl final : public LocalStore,
   // Entries are set only after their write committed (in the awaiting coroutine), and a block
   // replaces an entry only if its ceiling is higher, so `last` only grows.
 
-  struct GenerationBlock {
-    std::uint32_t last = 0;
-    std::uint32_t ceiling = 0;
-  };
-
   /// Result of the reader-side fast path: the actor's rid, and a generation if memory had one.
   struct FastGeneration {
     std::int64_t rid = 0;
@@ -894,20 +1047,13 @@ class LocalStoreImpl final : public LocalStore,
 
   void remember_block(std::int64_t rid, GenerationBlock block) {
     std::lock_guard<std::mutex> lock(blocks_mu_);
-    auto it = blocks_.find(rid);
-    if (it != blocks_.end()) {
-      if (it->second.ceiling < block.ceiling) {
-        it->second = block;
+    if (GenerationBlock* known = blocks_.find(rid)) {
+      if (known->ceiling < block.ceiling) {
+        *known = block;
       }
       return;
     }
-    if (options_.generation_cache_entries == 0) {
-      return;
-    }
-    if (blocks_.size() >= options_.generation_cache_entries) {
-      blocks_.erase(blocks_.begin());  // forgetting a block only skips its unused numbers
-    }
-    blocks_.emplace(rid, block);
+    blocks_.insert(rid, block);
   }
 
   void forget_generations(std::int64_t rid) {
@@ -931,10 +1077,10 @@ class LocalStoreImpl final : public LocalStore,
     out.rid = c.live_generation.column_int64(0);
     const std::int64_t durable = c.live_generation.column_int64(1);
     std::lock_guard<std::mutex> lock(blocks_mu_);
-    auto it = blocks_.find(out.rid);
-    if (it != blocks_.end() && it->second.last < it->second.ceiling
-        && static_cast<std::int64_t>(it->second.ceiling) <= durable) {
-      out.generation = ++it->second.last;
+    GenerationBlock* block = blocks_.find(out.rid);
+    if (block != nullptr && block->last < block->ceiling
+        && static_cast<std::int64_t>(block->ceiling) <= durable) {
+      out.generation = ++block->last;
     }
     return out;
   }
@@ -1127,7 +1273,7 @@ class LocalStoreImpl final : public LocalStore,
   std::unique_ptr<FaultVfs> vfs_;  // first: must outlive the connections below
   Stats stats_;
   std::mutex blocks_mu_;
-  std::unordered_map<std::int64_t, GenerationBlock> blocks_;  // by rid; see "generations"
+  GenerationTable blocks_{options_.generation_cache_entries};  // by rid; see "generations"
 
   std::unique_ptr<detail::Worker<WriterConn>> writer_;
   std::unique_ptr<detail::Worker<ReaderConn>> reader_;

@@ -13,6 +13,10 @@
 // use_future). The handler's executor is kept busy (outstanding work) until the handler ran, so
 // an io_context does not run out of work while a coroutine waits for storage.
 //
+// Idle hook (optional, set before start()): once the queue stayed empty for `idle_after` after a
+// batch, the worker calls `on_idle(conn)` on its thread, once per idle period. The store uses it
+// to give the connection's page cache back when the burst of work that filled it is over.
+//
 // Every submitted operation completes exactly once: with its result, with the batch's commit
 // error, with an internal error if something threw, or with `storage.closed` when submitted after
 // stop(). Exceptions never leave the worker thread.
@@ -25,6 +29,7 @@
 #include <boost/asio/post.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -142,6 +147,12 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
+  /// Sets the idle hook (see the top of this file). Call before start().
+  void set_idle_hook(std::chrono::milliseconds idle_after, std::function<void(Conn&)> on_idle) {
+    idle_after_ = idle_after;
+    on_idle_ = std::move(on_idle);
+  }
+
   void start() {
     thread_ = std::thread([this] { loop(); });
   }
@@ -198,7 +209,17 @@ class Worker {
       Batch batch;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stopping_ || (!paused_ && !queue_.empty()); });
+        auto ready = [this] {
+          return stopping_ || (!paused_ && !queue_.empty());
+        };
+        if (!busy_since_idle_ || !on_idle_) {
+          cv_.wait(lock, ready);
+        } else if (!cv_.wait_for(lock, idle_after_, ready)) {
+          busy_since_idle_ = false;
+          lock.unlock();
+          run_idle_hook();
+          continue;
+        }
         if (queue_.empty()) {
           return;  // stopping and drained
         }
@@ -235,6 +256,15 @@ class Worker {
       for (auto& op : batch) {
         op->complete();
       }
+      busy_since_idle_ = true;
+    }
+  }
+
+  void run_idle_hook() noexcept {
+    try {
+      on_idle_(conn_);
+    } catch (...) {
+      log_storage_failure(name_, std::current_exception());
     }
   }
 
@@ -252,6 +282,9 @@ class Worker {
   std::deque<OpPtr> queue_;
   bool stopping_ = false;
   bool paused_ = false;
+  std::chrono::milliseconds idle_after_{0};
+  std::function<void(Conn&)> on_idle_;
+  bool busy_since_idle_ = false;  // worker thread only
   std::thread thread_;
 };
 

@@ -1,26 +1,63 @@
 #pragma once
-// Gives freed heap memory back to the operating system after many objects were released (e.g.
-// thousands of actors going to sleep). glibc keeps freed chunks in its arenas, so without this the
-// process's resident memory would stay at its high-water mark although the actors are gone.
-// Trims at most a few times a second, shortly after the last release of a burst.
+// Gives freed heap memory back to the operating system. glibc keeps freed chunks in its arenas
+// and by itself returns only memory at the top of an arena, so after thousands of actors went to
+// sleep (or many connections closed) the freed pages between the few long-lived allocations would
+// stay resident: the process's RSS would stay at its high-water mark. See docs/memory.md.
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
-
-#include <atomic>
-#include <memory>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <thread>
 
 namespace rivetkit::util {
 
+/// malloc_trim(0): returns every whole free page of every arena to the OS (MADV_DONTNEED). Takes
+/// each arena's lock in turn while it walks that arena's free chunks (a few milliseconds after a
+/// burst of 10,000 actors), so call it after a burst, not per operation. Thread-safe.
+void trim_heap() noexcept;
+
+/// Trims on its own thread (never on an I/O thread), in two cases:
+///  - a burst of releases is over: `quiet` after the last released(), and at the latest
+///    `max_delay` after the first released() of a burst that does not stop;
+///  - frees nobody reported (e.g. closed connections): every `check_interval` it samples the
+///    heap (mallinfo2) and trims once `min_growth` bytes were freed since the last trim and the
+///    heap then held still for one interval (the frees are over: trimming in the middle of them
+///    would leave the pages freed afterwards resident; and the bytes freed say little about how
+///    many whole pages became free, so the threshold is low).
 class HeapTrimmer {
  public:
-  explicit HeapTrimmer(boost::asio::any_io_executor ex);
-  /// Notes one release; schedules a trim if none is pending. Thread-safe.
+  struct Options {
+    std::chrono::milliseconds quiet{250};
+    std::chrono::milliseconds max_delay{2000};
+    std::chrono::milliseconds check_interval{500};  // 0: no periodic check
+    std::size_t min_growth = 64u << 10;
+  };
+
+  HeapTrimmer();
+  explicit HeapTrimmer(Options options);
+  ~HeapTrimmer();
+  HeapTrimmer(const HeapTrimmer&) = delete;
+  HeapTrimmer& operator=(const HeapTrimmer&) = delete;
+
+  /// Notes that memory was released (e.g. an actor went to sleep). Cheap; thread-safe.
   void released();
+  /// Trims done so far (tests, diagnostics).
+  std::size_t trims() const;
 
  private:
-  struct State;
-  std::shared_ptr<State> state_;
+  using Clock = std::chrono::steady_clock;
+  void run();
+
+  Options options_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool pending_ = false;
+  Clock::time_point first_release_;
+  Clock::time_point last_release_;
+  std::size_t trims_ = 0;
+  std::thread thread_;  // last: started once the fields above are initialized
 };
 
 }  // namespace rivetkit::util

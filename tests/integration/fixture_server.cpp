@@ -9,8 +9,11 @@
 
 #include <malloc.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -23,8 +26,14 @@ namespace fixture {
 // gone).
 std::mutex g_events_mutex;
 std::vector<std::string> g_events;
+// Off while the memory bench runs (observer `record(false)`): the log would otherwise grow by
+// two strings per actor and be measured as if it were the runtime's memory.
+std::atomic<bool> g_recording{true};
 
 void record(const std::string& event) {
+  if (!g_recording.load(std::memory_order_relaxed)) {
+    return;
+  }
   {
     std::lock_guard lock(g_events_mutex);
     g_events.push_back(event);
@@ -305,20 +314,43 @@ rivetkit::ActorDefinition observer() {
               })
       .action("clear",
               [](auto&) {
+                std::vector<std::string> old;
                 std::lock_guard lock(g_events_mutex);
-                g_events.clear();
+                g_events.swap(old);  // gives the memory back, not only the elements
                 return true;
               })
+      // Switches the hook log (and its stdout echo) on or off; returns the previous setting.
+      .action("record", [](auto&, bool on) { return g_recording.exchange(on); })
       // Heap statistics (glibc): bytes in use vs free inside the allocator, for the memory bench.
-      .action("heap", [](auto&, std::optional<bool> trim) {
-        if (trim.value_or(false)) {
-          malloc_trim(0);
+      .action("heap",
+              [](auto&, std::optional<bool> trim) {
+                std::int64_t trim_us = 0;
+                if (trim.value_or(false)) {
+                  auto t0 = std::chrono::steady_clock::now();
+                  malloc_trim(0);
+                  trim_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::steady_clock::now() - t0)
+                                .count();
+                }
+                struct mallinfo2 mi = mallinfo2();
+                return rivetkit::Value::object({{"inUse", static_cast<std::int64_t>(mi.uordblks)},
+                                                {"free", static_cast<std::int64_t>(mi.fordblks)},
+                                                {"mmapped", static_cast<std::int64_t>(mi.hblkhd)},
+                                                {"arena", static_cast<std::int64_t>(mi.arena)},
+                                                {"trimMicros", trim_us}});
+              })
+      // glibc's per-arena statistics (malloc_info XML), for the memory bench's diagnostics.
+      .action("mallocInfo", [](auto&) {
+        char* data = nullptr;
+        std::size_t size = 0;
+        std::string out;
+        if (FILE* f = open_memstream(&data, &size)) {
+          malloc_info(0, f);
+          std::fclose(f);
+          out.assign(data, size);
         }
-        struct mallinfo2 mi = mallinfo2();
-        return rivetkit::Value::object({{"inUse", static_cast<std::int64_t>(mi.uordblks)},
-                                        {"free", static_cast<std::int64_t>(mi.fordblks)},
-                                        {"mmapped", static_cast<std::int64_t>(mi.hblkhd)},
-                                        {"arena", static_cast<std::int64_t>(mi.arena)}});
+        std::free(data);
+        return out;
       });
 }
 

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <stdexcept>
 #include <thread>
@@ -145,6 +146,49 @@ TEST(Worker, StopDrainsThenRejects) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().qualified_code(), "storage.closed");
   w->stop();  // idempotent
+}
+
+TEST(Worker, IdleHookRunsOnceAfterEachBurstOnTheWorkerThread) {
+  std::atomic<int> idle_calls{0};
+  std::atomic<bool> on_worker_thread{true};
+  IntWorker w("test worker", Counter{}, 8, [](Counter& c, IntWorker::Batch& batch) {
+    c.thread = std::this_thread::get_id();
+    for (auto& op : batch) {
+      op->run(c);
+    }
+  });
+  w.set_idle_hook(std::chrono::milliseconds(20), [&](Counter& c) {
+    if (c.thread != std::this_thread::get_id()) {
+      on_worker_thread = false;
+    }
+    ++idle_calls;
+  });
+  w.start();
+  auto wait_for_calls = [&](int n) {
+    for (int i = 0; i < 500 && idle_calls.load() < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return idle_calls.load();
+  };
+  auto submit = [&] {
+    auto f = async_submit<int>(
+        w, nullptr, "add", [](Counter& c) -> Result<int> { return ++c.value; },
+        boost::asio::use_future);
+    ASSERT_TRUE(f.get());
+  };
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(idle_calls.load(), 0);  // no work yet: nothing to give back
+  submit();
+  submit();
+  EXPECT_EQ(wait_for_calls(1), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(idle_calls.load(), 1);  // once per idle period, not every idle_after
+  submit();
+  EXPECT_EQ(wait_for_calls(2), 2);
+  w.stop();
+  EXPECT_EQ(idle_calls.load(), 2);
+  EXPECT_TRUE(on_worker_thread.load());
 }
 
 }  // namespace
