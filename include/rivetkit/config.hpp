@@ -28,7 +28,7 @@ struct RegistryConfig {
   /// crashes only).
   bool fsync = true;
 
-  /// RIVET_ENDPOINT / --endpoint: when set, engine mode against this engine (not yet available).
+  /// RIVET_ENDPOINT / --endpoint: when set, engine mode: this process is an envoy of that engine.
   std::optional<std::string> endpoint;
   /// RIVET_NAMESPACE, RIVET_TOKEN, RIVET_POOL
   std::string namespace_name = "default";

@@ -43,6 +43,7 @@ class Registry {
   void stop();
 
  private:
+  Result<void> start_engine_mode(const RegistryConfig& config);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -1,13 +1,17 @@
 // rivetkit::Registry: collects definitions, reads the configuration, and runs the chosen mode.
 
+#include "core/runtime.hpp"
+#include "engine/engine_mode.hpp"
+#include "local/local_server.hpp"
+#include "storage/local_store.hpp"
+#include "util/log.hpp"
 #include <rivetkit/registry.hpp>
 
+#include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_future.hpp>
-
-#include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -16,11 +20,6 @@
 #include <map>
 #include <thread>
 #include <vector>
-
-#include "core/runtime.hpp"
-#include "local/local_server.hpp"
-#include "storage/local_store.hpp"
-#include "util/log.hpp"
 
 namespace rivetkit {
 
@@ -35,13 +34,16 @@ struct Registry::Impl {
   std::unique_ptr<core::Runtime> runtime;
   std::shared_ptr<storage::LocalStore> store;
   std::unique_ptr<local::LocalServer> server;
+  std::unique_ptr<engine::EngineMode> engine;
   std::uint16_t port = 0;
   bool running = false;
 };
 
 Registry::Registry() : impl_(std::make_unique<Impl>()) {}
 
-Registry::~Registry() { stop(); }
+Registry::~Registry() {
+  stop();
+}
 
 Registry& Registry::add(ActorDefinition definition) {
   for (const auto& d : impl_->definitions) {
@@ -58,13 +60,10 @@ Result<void> Registry::start(RegistryConfig config) {
   if (impl_->running) {
     return fail(Error{"registry", "already_running", "The registry is already running", {}, true});
   }
-  if (config.endpoint) {
-    return fail(Error{"registry", "engine_mode_unavailable",
-                      "Engine mode (RIVET_ENDPOINT) is not available in this build yet; unset "
-                      "RIVET_ENDPOINT to run in local mode",
-                      {}, true});
-  }
   impl_->config = config;
+  if (config.endpoint) {
+    return start_engine_mode(config);
+  }
   storage::LocalStoreOptions store_options;
   store_options.synchronous_full = config.fsync;
   auto store = storage::LocalStore::open(config.data_dir, store_options);
@@ -77,8 +76,7 @@ Result<void> Registry::start(RegistryConfig config) {
   core::RuntimeConfig runtime_config;
   runtime_config.max_incoming_message_size = config.max_incoming_message_size;
   runtime_config.max_outgoing_message_size = config.max_outgoing_message_size;
-  impl_->runtime =
-      std::make_unique<core::Runtime>(*impl_->io, runtime_config, impl_->definitions);
+  impl_->runtime = std::make_unique<core::Runtime>(*impl_->io, runtime_config, impl_->definitions);
   impl_->server =
       std::make_unique<local::LocalServer>(*impl_->io, config, *impl_->runtime, impl_->store);
   auto port = impl_->server->start();
@@ -95,18 +93,65 @@ Result<void> Registry::start(RegistryConfig config) {
     impl_->threads.emplace_back([io = impl_->io.get()] { io->run(); });
   }
   impl_->running = true;
-  log::info("local mode on http://{}:{} (data in {}, {} actor type(s))", config.host,
-            impl_->port, config.data_dir, impl_->definitions.size());
+  log::info("local mode on http://{}:{} (data in {}, {} actor type(s))", config.host, impl_->port,
+            config.data_dir, impl_->definitions.size());
   return {};
 }
 
-std::uint16_t Registry::port() const { return impl_->port; }
+Result<void> Registry::start_engine_mode(const RegistryConfig& config) {
+  impl_->io = std::make_unique<asio::io_context>();
+  impl_->work.emplace(impl_->io->get_executor());
+  core::RuntimeConfig runtime_config;
+  runtime_config.max_incoming_message_size = config.max_incoming_message_size;
+  runtime_config.max_outgoing_message_size = config.max_outgoing_message_size;
+  impl_->runtime = std::make_unique<core::Runtime>(*impl_->io, runtime_config, impl_->definitions);
+  unsigned threads = config.worker_threads != 0 ? config.worker_threads
+                                                : std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < threads; ++i) {
+    impl_->threads.emplace_back([io = impl_->io.get()] { io->run(); });
+  }
+  auto engine = engine::EngineMode::start(*impl_->io, config, *impl_->runtime);
+  if (!engine) {
+    impl_->work.reset();
+    impl_->io->stop();
+    for (auto& t : impl_->threads) {
+      t.join();
+    }
+    impl_->threads.clear();
+    impl_->runtime.reset();
+    impl_->io.reset();
+    return fail(engine.error());
+  }
+  impl_->engine = std::move(*engine);
+  impl_->running = true;
+  log::info("engine mode: envoy of {} (namespace {}, pool {}, {} actor type(s))", *config.endpoint,
+            config.namespace_name, config.pool, impl_->definitions.size());
+  return {};
+}
+
+std::uint16_t Registry::port() const {
+  return impl_->port;
+}
 
 void Registry::stop() {
   if (!impl_ || !impl_->running) {
     return;
   }
   impl_->running = false;
+  if (impl_->engine) {
+    log::info("shutting down: the engine moves every actor away");
+    impl_->engine->stop();
+    impl_->engine.reset();
+    impl_->work.reset();
+    impl_->io->stop();
+    for (auto& t : impl_->threads) {
+      t.join();
+    }
+    impl_->threads.clear();
+    impl_->runtime.reset();
+    impl_->io.reset();
+    return;
+  }
   log::info("shutting down: no new work; every awake actor goes to sleep");
   // 1. No new connections and no more alarms.
   impl_->server->stop_accepting();
@@ -168,11 +213,16 @@ int Registry::run(int argc, char** argv) {
     return 1;
   }
   // Printed whatever the log level: scripts and tests wait for this line.
-  std::printf("listening on http://%s:%u\n", config.host.c_str(), static_cast<unsigned>(port()));
+  if (config.endpoint) {
+    std::printf("envoy connected to %s\n", config.endpoint->c_str());
+  } else {
+    std::printf("listening on http://%s:%u\n", config.host.c_str(), static_cast<unsigned>(port()));
+  }
   std::fflush(stdout);
   int sig = 0;
   sigwait(&signals, &sig);
-  log::info("received {}, stopping gracefully (send again to force)", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  log::info("received {}, stopping gracefully (send again to force)",
+            sig == SIGINT ? "SIGINT" : "SIGTERM");
   // A second signal during the graceful stop forces the exit.
   std::thread force([signals]() mutable {
     int again = 0;

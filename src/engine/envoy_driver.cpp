@@ -1,0 +1,613 @@
+#include "engine/envoy_driver.hpp"
+
+#include "core/errors.hpp"
+#include "core/keys.hpp"
+#include "engine/kv_actor_store.hpp"
+#include "net/http_client.hpp"
+#include "util/log.hpp"
+#include "util/spawn.hpp"
+#include "util/url.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace rivetkit::engine {
+
+namespace asio = boost::asio;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+std::string stream_key(const envoy::GatewayId& gw, const envoy::RequestId& req) {
+  std::string k(8, '\0');
+  for (std::size_t i = 0; i < 4; ++i) {
+    k[i] = static_cast<char>(gw[i]);
+    k[4 + i] = static_cast<char>(req[i]);
+  }
+  return k;
+}
+
+Task<void> pause(const asio::any_io_executor& ex, std::chrono::milliseconds d) {
+  asio::steady_timer timer(ex);
+  timer.expires_after(d);
+  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+const char* reason_name(envoy::StopActorReason r) {
+  switch (r) {
+    case envoy::StopActorReason::kSleepIntent:
+      return "sleep";
+    case envoy::StopActorReason::kStopIntent:
+      return "stop";
+    case envoy::StopActorReason::kDestroy:
+      return "destroy";
+    case envoy::StopActorReason::kGoingAway:
+      return "going away";
+    case envoy::StopActorReason::kLost:
+      return "lost";
+  }
+  return "?";
+}
+
+net::HttpResponse plain_error(unsigned status, std::string body, std::string code) {
+  net::HttpResponse resp;
+  resp.status = status;
+  resp.body = std::move(body);
+  resp.set_header("content-type", "text/plain; charset=utf-8");
+  resp.set_header("x-rivet-error", std::move(code));
+  return resp;
+}
+
+}  // namespace
+
+EnvoyDriver::EnvoyDriver(asio::any_io_executor io,
+                         core::Runtime& runtime,
+                         std::shared_ptr<EnvoyLink> link)
+    : io_(std::move(io)), runtime_(runtime), link_(std::move(link)) {}
+
+void EnvoyDriver::start() {
+  link_->start(this);
+}
+
+std::size_t EnvoyDriver::running_actors() const {
+  return actors_.size();
+}
+
+// ---- commands -----------------------------------------------------------------------------------
+
+void EnvoyDriver::on_commands(std::vector<envoy::CommandWrapper> commands) {
+  for (const auto& c : commands) {
+    if (const auto* start = std::get_if<envoy::CommandStartActor>(&c.inner)) {
+      handle_start(c.checkpoint, *start);
+    } else {
+      handle_stop(c.checkpoint, std::get<envoy::CommandStopActor>(c.inner).reason);
+    }
+  }
+}
+
+void EnvoyDriver::handle_start(const envoy::ActorCheckpoint& cp,
+                               const envoy::CommandStartActor& start) {
+  auto it = actors_.find(cp.actor_id);
+  bool stop_previous = false;
+  if (it != actors_.end()) {
+    if (it->second.generation >= cp.generation) {
+      log::warn("actor {}: ignoring a start of generation {} (generation {} is here)", cp.actor_id,
+                cp.generation, it->second.generation);
+      return;
+    }
+    // An older generation is still here (the engine moved on after losing us): it goes first.
+    stop_previous = true;
+  }
+  if (shutting_down_) {
+    // Not ours to run any more; the engine reallocates it after this report.
+    report_stopped(cp.actor_id, cp.generation, false, "envoy is shutting down");
+    return;
+  }
+  ActorEntry entry;
+  entry.generation = cp.generation;
+  entry.config = start.config;
+  actors_[cp.actor_id] = std::move(entry);
+  util::spawn(link_->strand(),
+              start_actor(shared_from_this(), cp.actor_id, cp.generation,
+                          start.hibernating_requests, stop_previous),
+              "start actor");
+}
+
+void EnvoyDriver::handle_stop(const envoy::ActorCheckpoint& cp, envoy::StopActorReason reason) {
+  auto it = actors_.find(cp.actor_id);
+  if (it == actors_.end() || it->second.generation != cp.generation) {
+    log::info("actor {}: ignoring a {} stop for generation {} (not running here)", cp.actor_id,
+              reason_name(reason), cp.generation);
+    return;
+  }
+  auto& e = it->second;
+  if (e.phase == Phase::kStarting) {
+    e.pending_stop = reason;  // applied when the start finishes
+    return;
+  }
+  if (e.phase == Phase::kStopping) {
+    return;
+  }
+  e.phase = Phase::kStopping;
+  util::spawn(link_->strand(), stop_actor(shared_from_this(), cp.actor_id, cp.generation, reason),
+              "stop actor");
+}
+
+Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
+                                    std::string actor_id,
+                                    std::uint32_t generation,
+                                    std::vector<envoy::HibernatingRequest> hibernating,
+                                    bool stop_previous) {
+  if (stop_previous) {
+    auto stop_op = self->runtime_.stop(actor_id, core::StopReason::kSleep);
+    co_await std::move(stop_op);
+  }
+  auto it = self->actors_.find(actor_id);
+  if (it == self->actors_.end() || it->second.generation != generation) {
+    co_return;
+  }
+  envoy::ActorConfig config = it->second.config;
+  auto definition = self->runtime_.definition(config.name);
+  if (!definition) {
+    log::error("actor {}: the engine started unknown actor type '{}'", actor_id, config.name);
+    self->actors_.erase(it);
+    self->report_stopped(actor_id, generation, false, "unknown actor name: " + config.name);
+    co_return;
+  }
+  // Hibernated sockets of this actor resume before it runs (§4.11); ones this process does not
+  // hold (it was restarted, or the actor moved here) are closed so their clients reconnect.
+  for (const auto& hr : hibernating) {
+    auto ws = self->sockets_by_request_.find(stream_key(hr.gateway_id, hr.request_id));
+    if (ws != self->sockets_by_request_.end() && !ws->second->closed()) {
+      ws->second->open();
+    } else {
+      self->send_tunnel(
+          hr.gateway_id, hr.request_id, 0,
+          envoy::ToRivetWebSocketClose{1000, "ws.meta_not_found_during_restore", false});
+    }
+  }
+  core::Runtime::SpecFactory make_spec = [self, actor_id, generation, config,
+                                          definition]() -> Task<Result<core::ActorInstance::Spec>> {
+    core::ActorInstance::Spec spec;
+    spec.actor_id = actor_id;
+    spec.name = config.name;
+    if (config.key) {
+      auto key = core::parse_key(*config.key);
+      spec.key = key ? std::move(*key) : std::vector<std::string>{*config.key};
+    }
+    spec.generation = generation;
+    spec.definition = definition;
+    spec.store = std::make_unique<KvActorStore>(self->link_, actor_id, generation, config.input);
+    spec.driver = self.get();
+    co_return spec;
+  };
+  auto acquire_op = self->runtime_.acquire(actor_id, std::move(make_spec));
+  auto started = co_await std::move(acquire_op);
+  it = self->actors_.find(actor_id);
+  if (it == self->actors_.end() || it->second.generation != generation) {
+    co_return;  // dropped meanwhile (engine lost)
+  }
+  if (!started) {
+    log::error("actor {}: start failed: {}", actor_id, started.error().message);
+    self->actors_.erase(it);
+    self->report_stopped(actor_id, generation, false, started.error().message);
+    co_return;
+  }
+  auto& e = it->second;
+  e.phase = Phase::kRunning;
+  self->link_->send_event(actor_id, generation,
+                          envoy::EventActorStateUpdate{envoy::ActorStateRunning{}});
+  // The engine clears an alarm that woke the actor; set the current one again (§4.5).
+  self->link_->send_event(actor_id, generation, envoy::EventActorSetAlarm{e.alarm});
+  if (e.pending_stop) {
+    auto reason = *e.pending_stop;
+    e.pending_stop.reset();
+    e.phase = Phase::kStopping;
+    auto stop_op = stop_actor(self, actor_id, generation, reason);
+    co_await std::move(stop_op);
+  }
+}
+
+Task<void> EnvoyDriver::stop_actor(std::shared_ptr<EnvoyDriver> self,
+                                   std::string actor_id,
+                                   std::uint32_t generation,
+                                   envoy::StopActorReason reason) {
+  using R = envoy::StopActorReason;
+  bool ok = true;
+  std::optional<std::string> message;
+  if (reason == R::kLost) {
+    // The engine has already moved on; stop here without waiting for anything.
+    util::spawn(self->io_, self->runtime_.stop(actor_id, core::StopReason::kSleep),
+                "stop lost actor");
+    ok = false;
+    message = "envoy connection lost";
+  } else if (reason == R::kDestroy || reason == R::kStopIntent) {
+    auto stop_op = self->runtime_.stop(actor_id, core::StopReason::kDestroy);
+    co_await std::move(stop_op);
+    // The engine deletes a destroyed actor's KV itself; wipe it anyway so nothing of it can be
+    // read by a later start of the same id.
+    auto drop_op = KvActorStore::drop(self->link_, actor_id);
+    auto dropped = co_await std::move(drop_op);
+    if (!dropped) {
+      log::warn("actor {}: could not wipe its data: {}", actor_id, dropped.error().message);
+    }
+    self->runtime_.forget(actor_id);
+    self->link_->send_event(actor_id, generation, envoy::EventActorSetAlarm{std::nullopt});
+  } else {
+    auto stop_op = self->runtime_.stop(actor_id, core::StopReason::kSleep);
+    co_await std::move(stop_op);
+    auto it = self->actors_.find(actor_id);
+    std::optional<std::int64_t> alarm =
+        it != self->actors_.end() ? it->second.alarm : std::optional<std::int64_t>{};
+    // The final alarm goes before Stopped, so the engine wakes the actor for it (§4.5).
+    self->link_->send_event(actor_id, generation, envoy::EventActorSetAlarm{alarm});
+  }
+  auto it = self->actors_.find(actor_id);
+  if (it != self->actors_.end() && it->second.generation == generation) {
+    self->actors_.erase(it);
+  }
+  self->report_stopped(actor_id, generation, ok, std::move(message));
+}
+
+void EnvoyDriver::report_stopped(const std::string& actor_id,
+                                 std::uint32_t generation,
+                                 bool ok,
+                                 std::optional<std::string> message) {
+  link_->send_event(actor_id, generation,
+                    envoy::EventActorStateUpdate{envoy::ActorStateStopped{
+                        ok ? envoy::StopCode::kOk : envoy::StopCode::kError, std::move(message)}});
+  link_->forget_generation(actor_id, generation);
+}
+
+void EnvoyDriver::drop_all_actors(const char* why) {
+  for (auto& [id, e] : actors_) {
+    log::warn("actor {}: stopping ({})", id, why);
+    util::spawn(io_, runtime_.stop(id, core::StopReason::kSleep), "stop actor");
+  }
+  actors_.clear();
+}
+
+void EnvoyDriver::on_lost() {
+  drop_all_actors("the engine is unreachable");
+}
+
+void EnvoyDriver::on_evicted() {
+  shutting_down_ = true;
+  drop_all_actors("this envoy was evicted");
+}
+
+// ---- requests from actors -----------------------------------------------------------------------
+
+void EnvoyDriver::request_sleep(const std::string& actor_id) {
+  asio::post(link_->strand(), [self = shared_from_this(), actor_id] {
+    auto it = self->actors_.find(actor_id);
+    if (it == self->actors_.end() || it->second.phase != Phase::kRunning
+        || it->second.sleep_intent_sent) {
+      return;
+    }
+    it->second.sleep_intent_sent = true;
+    self->link_->send_event(actor_id, it->second.generation,
+                            envoy::EventActorIntent{envoy::ActorIntentSleep{}});
+  });
+}
+
+void EnvoyDriver::request_destroy(const std::string& actor_id) {
+  asio::post(link_->strand(), [self = shared_from_this(), actor_id] {
+    auto it = self->actors_.find(actor_id);
+    if (it == self->actors_.end() || it->second.stop_intent_sent) {
+      return;
+    }
+    it->second.stop_intent_sent = true;
+    self->link_->send_event(actor_id, it->second.generation,
+                            envoy::EventActorIntent{envoy::ActorIntentStop{}});
+  });
+}
+
+void EnvoyDriver::alarm_changed(const std::string& actor_id, std::optional<std::int64_t> at_ms) {
+  asio::post(link_->strand(), [self = shared_from_this(), actor_id, at_ms] {
+    auto it = self->actors_.find(actor_id);
+    if (it == self->actors_.end()) {
+      return;
+    }
+    it->second.alarm = at_ms;
+    if (it->second.phase == Phase::kRunning) {
+      self->link_->send_event(actor_id, it->second.generation, envoy::EventActorSetAlarm{at_ms});
+    }
+  });
+}
+
+std::shared_ptr<net::WebSocket> EnvoyDriver::hibernated_socket(const std::string& conn_id) {
+  return sockets_.find(conn_id);
+}
+
+// ---- resolving actors for requests --------------------------------------------------------------
+
+Task<Result<std::shared_ptr<core::ActorInstance>>> EnvoyDriver::resolve(
+    std::shared_ptr<EnvoyDriver> self, std::string actor_id) {
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
+  bool woke = false;
+  while (true) {
+    auto it = self->actors_.find(actor_id);
+    if (it != self->actors_.end() && it->second.phase != Phase::kStopping) {
+      // Only the engine's start command creates an instance; here we join it or use it.
+      core::Runtime::SpecFactory refuse = []() -> Task<Result<core::ActorInstance::Spec>> {
+        co_return fail(
+            Error{"actor", "stopping", "The actor is not started here yet", std::nullopt, false});
+      };
+      auto acquire_op = self->runtime_.acquire(actor_id, std::move(refuse));
+      auto acquired = co_await std::move(acquire_op);
+      if (acquired) {
+        co_return acquired;
+      }
+      if (acquired.error().group == "actor" && acquired.error().code == "not_found") {
+        co_return acquired;
+      }
+    } else if (it == self->actors_.end() && !woke && !self->shutting_down_) {
+      // Asleep (or never started here): wake it as a client would, through the gateway. The
+      // request returns once the actor runs (here or elsewhere) and has answered it.
+      woke = true;
+      net::HttpClientRequest wake;
+      wake.url = self->link_->options().endpoint;
+      while (!wake.url.empty() && wake.url.back() == '/') {
+        wake.url.pop_back();
+      }
+      wake.url += "/gateway/" + util::percent_encode(actor_id) + "/health";
+      wake.timeout = std::chrono::seconds(30);
+      auto wake_op = net::http_request(self->link_->strand(), std::move(wake));
+      auto woke_resp = co_await std::move(wake_op);
+      if (woke_resp && woke_resp->status == 404) {
+        co_return fail(core::actor_not_found(actor_id));
+      }
+      continue;
+    }
+    if (SteadyClock::now() > deadline) {
+      co_return fail(Error{"guard", "actor_ready_timeout", "The actor did not become ready in time",
+                           std::nullopt, true});
+    }
+    auto pause_op = pause(self->link_->strand(), std::chrono::milliseconds(20));
+    co_await std::move(pause_op);
+  }
+}
+
+core::ActorTarget EnvoyDriver::make_target(std::shared_ptr<core::ActorInstance> instance) {
+  core::ActorTarget target;
+  std::string actor_id = instance->actor_id();
+  target.instance = std::move(instance);
+  target.sockets = &sockets_;
+  std::weak_ptr<EnvoyDriver> weak = shared_from_this();
+  target.resolve = [weak, actor_id]() -> Task<Result<std::shared_ptr<core::ActorInstance>>> {
+    auto self = weak.lock();
+    if (!self) {
+      co_return fail(Error{"actor", "stopping", "The envoy is stopping", std::nullopt, false});
+    }
+    auto op = asio::co_spawn(self->link_->strand(), resolve(self, actor_id), asio::use_awaitable);
+    co_return co_await std::move(op);
+  };
+  return target;
+}
+
+// ---- tunnel -------------------------------------------------------------------------------------
+
+void EnvoyDriver::send_tunnel(envoy::GatewayId gw,
+                              envoy::RequestId req,
+                              envoy::MessageIndex index,
+                              envoy::ToRivetTunnelMessageKind kind) {
+  link_->send(envoy::ToRivet{
+      envoy::ToRivetTunnelMessage{envoy::MessageId{gw, req, index}, std::move(kind)}});
+}
+
+void EnvoyDriver::on_tunnel(envoy::ToEnvoyTunnelMessage message) {
+  const auto& id = message.message_id;
+  std::string key = stream_key(id.gateway_id, id.request_id);
+  std::visit(
+      [&](auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, envoy::ToEnvoyRequestStart>) {
+          HttpStream stream;
+          stream.body = m.body.value_or(std::string());
+          stream.start = std::move(m);
+          if (stream.start.stream) {
+            http_streams_[key] = std::move(stream);
+          } else {
+            http_active_.insert(key);
+            util::spawn(link_->strand(), handle_http(shared_from_this(), key, std::move(stream)),
+                        "tunneled request");
+          }
+        } else if constexpr (std::is_same_v<T, envoy::ToEnvoyRequestChunk>) {
+          auto it = http_streams_.find(key);
+          if (it == http_streams_.end()) {
+            return;
+          }
+          auto& s = it->second;
+          s.body += m.body;
+          s.consumed += m.body.size();
+          // Credit for the upload, numbered in the request's own sequence (gateway 3 checks it).
+          send_tunnel(id.gateway_id, id.request_id, s.out_index++,
+                      envoy::ToRivetRequestBodyWindowUpdate{s.consumed});
+          if (m.finish) {
+            HttpStream done = std::move(s);
+            http_streams_.erase(it);
+            http_active_.insert(key);
+            util::spawn(link_->strand(), handle_http(shared_from_this(), key, std::move(done)),
+                        "tunneled request");
+          }
+        } else if constexpr (std::is_same_v<T, envoy::ToEnvoyRequestAbort>) {
+          http_streams_.erase(key);
+          http_active_.erase(key);  // a response still being computed is dropped
+        } else if constexpr (std::is_same_v<T, envoy::ToEnvoyWebSocketOpen>) {
+          util::spawn(
+              link_->strand(),
+              handle_websocket(shared_from_this(), key, id.gateway_id, id.request_id, std::move(m)),
+              "tunneled websocket");
+        } else if constexpr (std::is_same_v<T, envoy::ToEnvoyWebSocketMessage>) {
+          auto it = sockets_by_request_.find(key);
+          if (it != sockets_by_request_.end()) {
+            it->second->on_message(id.message_index, net::WsMessage{m.binary, std::move(m.data)});
+          }
+        } else if constexpr (std::is_same_v<T, envoy::ToEnvoyWebSocketClose>) {
+          auto it = sockets_by_request_.find(key);
+          if (it != sockets_by_request_.end()) {
+            it->second->on_remote_close(m.code.value_or(1005), m.reason.value_or(std::string()));
+            sockets_by_request_.erase(it);
+          }
+        }
+        // RequestBodyCancel / ResponseBodyWindowUpdate: responses are sent in one piece.
+      },
+      message.message_kind);
+}
+
+Task<void> EnvoyDriver::handle_http(std::shared_ptr<EnvoyDriver> self,
+                                    std::string key,
+                                    HttpStream stream) {
+  auto& start = stream.start;
+  envoy::GatewayId gw{};
+  envoy::RequestId req{};
+  for (std::size_t i = 0; i < 4; ++i) {
+    gw[i] = static_cast<std::uint8_t>(key[i]);
+    req[i] = static_cast<std::uint8_t>(key[4 + i]);
+  }
+  net::HttpRequest request;
+  request.method = start.method;
+  request.target = start.path;
+  for (auto& [name, value] : start.headers) {
+    std::string lower = name;
+    for (auto& ch : lower) {
+      ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    request.headers.push_back(net::Header{std::move(lower), value});
+  }
+  request.body = std::move(stream.body);
+  net::HttpResponse response;
+  auto resolve_op = resolve(self, start.actor_id);
+  auto instance = co_await std::move(resolve_op);
+  if (!instance) {
+    response = plain_error(503, "Actor not found", "envoy.actor_not_found");
+  } else {
+    auto route_op = core::ActorRouter::handle_http(self->make_target(std::move(*instance)),
+                                                   std::move(request), start.path);
+    try {
+      response = co_await std::move(route_op);
+    } catch (const std::exception& e) {
+      log::error("tunneled request failed: {}", e.what());
+      response = plain_error(
+          500, R"({"group":"core","code":"internal_error","message":"An internal error occurred"})",
+          "envoy.fetch_failed");
+      response.set_header("content-type", "application/json");
+    }
+  }
+  if (self->http_active_.erase(key) == 0) {
+    co_return;  // aborted by the gateway
+  }
+  if (response.body.size() > self->link_->metadata().max_response_payload_size) {
+    response = plain_error(500, "Response too large for the engine gateway", "envoy.fetch_failed");
+  }
+  envoy::ToRivetResponseStart out;
+  out.status = static_cast<std::uint16_t>(response.status);
+  bool has_length = false;
+  for (auto& h : response.headers) {
+    has_length = has_length || h.name == "content-length";
+    out.headers.emplace_back(std::move(h.name), std::move(h.value));
+  }
+  if (!has_length) {
+    out.headers.emplace_back("content-length", std::to_string(response.body.size()));
+  }
+  out.body = std::move(response.body);
+  out.stream = false;
+  self->send_tunnel(gw, req, stream.out_index, std::move(out));
+}
+
+bool EnvoyDriver::can_hibernate(const std::string& actor_id,
+                                const std::string& path,
+                                const envoy::Headers& headers) const {
+  auto split = util::split_target(path);
+  if (split.path == "/connect") {
+    return true;
+  }
+  auto it = actors_.find(actor_id);
+  if (it == actors_.end()) {
+    return false;
+  }
+  auto definition = runtime_.definition(it->second.config.name);
+  if (!definition || !definition->options.can_hibernate_websocket) {
+    return false;
+  }
+  Request user;
+  user.method = "GET";
+  std::string p(split.path);
+  if (p == "/websocket" || p.rfind("/websocket/", 0) == 0) {
+    p = p.substr(10);
+  }
+  user.path = p.empty() ? "/" : p;
+  user.search = split.has_query ? "?" + std::string(split.query) : std::string();
+  for (const auto& [name, value] : headers) {
+    user.headers.push_back(HttpHeader{name, value});
+  }
+  return definition->options.can_hibernate_websocket(user);
+}
+
+Task<void> EnvoyDriver::handle_websocket(std::shared_ptr<EnvoyDriver> self,
+                                         std::string key,
+                                         envoy::GatewayId gateway_id,
+                                         envoy::RequestId request_id,
+                                         envoy::ToEnvoyWebSocketOpen open) {
+  auto resolve_op = resolve(self, open.actor_id);
+  auto instance = co_await std::move(resolve_op);
+  if (!instance) {
+    self->send_tunnel(gateway_id, request_id, 0,
+                      envoy::ToRivetWebSocketClose{1011, "Actor not found", false});
+    co_return;
+  }
+  auto ws = std::make_shared<TunnelWebSocket>(
+      self->link_, gateway_id, request_id,
+      self->can_hibernate(open.actor_id, open.path, open.headers));
+  self->sockets_by_request_[key] = ws;
+  ws->open();
+  net::HttpRequest request;
+  request.method = "GET";
+  request.target = open.path;
+  for (auto& [name, value] : open.headers) {
+    request.headers.push_back(net::Header{name, value});
+  }
+  auto route_op = core::ActorRouter::handle_websocket(self->make_target(std::move(*instance)),
+                                                      std::move(request), open.path, ws);
+  co_await std::move(route_op);
+  auto it = self->sockets_by_request_.find(key);
+  if (it != self->sockets_by_request_.end() && it->second == ws) {
+    self->sockets_by_request_.erase(it);
+  }
+}
+
+// ---- shutdown -----------------------------------------------------------------------------------
+
+Task<void> EnvoyDriver::shutdown(std::chrono::milliseconds limit) {
+  auto task = [](std::shared_ptr<EnvoyDriver> self, std::chrono::milliseconds lim) -> Task<void> {
+    self->shutting_down_ = true;
+    const auto deadline = SteadyClock::now() + lim;
+    if (self->link_->connected() && !self->actors_.empty()) {
+      log::info("asking the engine to move {} actor(s) away", self->actors_.size());
+      self->link_->send(envoy::ToRivet{envoy::ToRivetStopping{}});
+      while (!self->actors_.empty() && SteadyClock::now() < deadline) {
+        auto pause_op = pause(self->link_->strand(), std::chrono::milliseconds(50));
+        co_await std::move(pause_op);
+      }
+    }
+    if (!self->actors_.empty()) {
+      log::warn("{} actor(s) did not get a stop from the engine in time; sleeping them here",
+                self->actors_.size());
+      self->actors_.clear();
+    }
+    auto stop_op = self->runtime_.shutdown();
+    co_await std::move(stop_op);
+    // Give the last events a moment to leave before the close frame.
+    auto pause_op = pause(self->link_->strand(), std::chrono::milliseconds(50));
+    co_await std::move(pause_op);
+    self->link_->stop();
+  };
+  auto op = asio::co_spawn(link_->strand(), task(shared_from_this(), limit), asio::use_awaitable);
+  co_await std::move(op);
+}
+
+}  // namespace rivetkit::engine

@@ -1,0 +1,140 @@
+#pragma once
+// EnvoyDriver: engine mode's core::LifecycleDriver. The engine decides where and when actors run;
+// this driver turns its commands into Runtime starts and stops, reports the actor's state back as
+// events, and carries tunneled HTTP requests and WebSockets to the same actor router local mode
+// uses (envoy-protocol.md §4).
+//
+// Per actor it keeps the generation the engine started, the phase, the latest alarm and a stop
+// that arrived while the actor was still starting (applied once the start finishes).
+//
+// Stop reasons (§4.1): SLEEP_INTENT and GOING_AWAY sleep the actor (state flushed, hibernatable
+// sockets left to the gateway, alarm re-sent) and report Stopped{OK}; DESTROY and STOP_INTENT
+// destroy it (on_destroy, data wiped) and report Stopped{OK}; LOST stops it and reports
+// Stopped{ERROR}. A start that fails reports Stopped{ERROR, message}, never OK (which would
+// destroy the actor).
+//
+// Work that meets an actor which is not running here (it went to sleep between two messages of
+// a socket, or is being stopped) waits for the engine's next start; if none is coming the driver
+// wakes the actor the way any client would, with a request through the engine's gateway.
+//
+// Everything runs on the link's strand; LifecycleDriver calls arrive from actor strands and are
+// posted there.
+
+#include "core/driver.hpp"
+#include "core/router.hpp"
+#include "core/runtime.hpp"
+#include "core/socket_registry.hpp"
+#include "engine/envoy_link.hpp"
+#include "engine/tunnel_websocket.hpp"
+#include <rivetkit/result.hpp>
+#include <rivetkit/task.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace rivetkit::engine {
+
+class EnvoyDriver final : public core::LifecycleDriver,
+                          public EnvoyLinkHandler,
+                          public std::enable_shared_from_this<EnvoyDriver> {
+ public:
+  EnvoyDriver(boost::asio::any_io_executor io,
+              core::Runtime& runtime,
+              std::shared_ptr<EnvoyLink> link);
+
+  /// Starts the link (connect, reconnect) with this driver as its handler.
+  void start();
+  /// Graceful stop (§4.6): tells the engine this envoy is stopping, lets it send GOING_AWAY for
+  /// every actor and waits until all reported Stopped, then closes the link. Bounded by `limit`;
+  /// whatever is left then is put to sleep locally without a report (the engine will consider
+  /// it lost and start it elsewhere).
+  Task<void> shutdown(std::chrono::milliseconds limit);
+
+  // core::LifecycleDriver (any thread)
+  void request_sleep(const std::string& actor_id) override;
+  void request_destroy(const std::string& actor_id) override;
+  void alarm_changed(const std::string& actor_id, std::optional<std::int64_t> at_ms) override;
+  std::shared_ptr<net::WebSocket> hibernated_socket(const std::string& conn_id) override;
+
+  // EnvoyLinkHandler (link strand)
+  void on_commands(std::vector<envoy::CommandWrapper> commands) override;
+  void on_tunnel(envoy::ToEnvoyTunnelMessage message) override;
+  void on_lost() override;
+  void on_evicted() override;
+
+  std::size_t running_actors() const;
+
+ private:
+  enum class Phase { kStarting, kRunning, kStopping };
+  struct ActorEntry {
+    std::uint32_t generation = 0;
+    envoy::ActorConfig config;
+    Phase phase = Phase::kStarting;
+    std::optional<std::int64_t> alarm;
+    std::optional<envoy::StopActorReason> pending_stop;
+    bool sleep_intent_sent = false;
+    bool stop_intent_sent = false;
+  };
+  struct HttpStream {
+    envoy::ToEnvoyRequestStart start;
+    std::string body;
+    envoy::MessageIndex out_index = 0;
+    std::uint64_t consumed = 0;
+  };
+
+  void handle_start(const envoy::ActorCheckpoint& cp, const envoy::CommandStartActor& start);
+  void handle_stop(const envoy::ActorCheckpoint& cp, envoy::StopActorReason reason);
+  static Task<void> start_actor(std::shared_ptr<EnvoyDriver> self,
+                                std::string actor_id,
+                                std::uint32_t generation,
+                                std::vector<envoy::HibernatingRequest> hibernating,
+                                bool stop_previous);
+  static Task<void> stop_actor(std::shared_ptr<EnvoyDriver> self,
+                               std::string actor_id,
+                               std::uint32_t generation,
+                               envoy::StopActorReason reason);
+  void report_stopped(const std::string& actor_id,
+                      std::uint32_t generation,
+                      bool ok,
+                      std::optional<std::string> message);
+  void drop_all_actors(const char* why);
+
+  static Task<Result<std::shared_ptr<core::ActorInstance>>> resolve(
+      std::shared_ptr<EnvoyDriver> self, std::string actor_id);
+  core::ActorTarget make_target(std::shared_ptr<core::ActorInstance> instance);
+  static Task<void> handle_http(std::shared_ptr<EnvoyDriver> self,
+                                std::string key,
+                                HttpStream stream);
+  static Task<void> handle_websocket(std::shared_ptr<EnvoyDriver> self,
+                                     std::string key,
+                                     envoy::GatewayId gateway_id,
+                                     envoy::RequestId request_id,
+                                     envoy::ToEnvoyWebSocketOpen open);
+  bool can_hibernate(const std::string& actor_id,
+                     const std::string& path,
+                     const envoy::Headers& headers) const;
+  void send_tunnel(envoy::GatewayId gw,
+                   envoy::RequestId req,
+                   envoy::MessageIndex index,
+                   envoy::ToRivetTunnelMessageKind kind);
+
+  boost::asio::any_io_executor io_;
+  core::Runtime& runtime_;
+  std::shared_ptr<EnvoyLink> link_;
+  core::SocketRegistry sockets_;
+
+  // On the link strand.
+  std::map<std::string, ActorEntry> actors_;
+  std::map<std::string, HttpStream> http_streams_;  // streamed uploads being collected
+  std::set<std::string> http_active_;               // requests whose handler runs
+  std::map<std::string, std::shared_ptr<TunnelWebSocket>> sockets_by_request_;
+  bool shutting_down_ = false;
+};
+
+}  // namespace rivetkit::engine

@@ -1,0 +1,53 @@
+#pragma once
+// Engine mode's storage::ActorStore: an actor's persisted data (state, connections, schedules)
+// lives in the engine's per-actor KV store (envoy-protocol.md §4.8), so whichever process the
+// engine starts the actor on finds it. Why KV and not the SQLite page store: docs/engine-mode.md.
+//
+// Layout: the whole record (record_codec.hpp) is written under its generation,
+//   key = 0x01 | generation (u32 big-endian) | chunk (u16 big-endian), value = up to 120 KiB,
+// chunk 0 starting with the chunk count. Every commit writes the complete record in ONE put
+// (atomic in the engine: each KV request is its own transaction).
+//
+// Fencing: a generation only ever writes its own keys, and a loading generation reads the
+// newest record whose generation is <= its own, then immediately copies it under its own
+// generation. A stale instance of an older generation (e.g. on a process that lost the engine
+// for a moment) can therefore never overwrite what a newer generation wrote or read.
+//
+// Limits: the record must fit one put (976 KiB in the engine), so state + connections +
+// schedules of one actor are limited to about 950 KiB in engine mode.
+
+#include "engine/envoy_link.hpp"
+#include "storage/actor_store.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace rivetkit::engine {
+
+class KvActorStore final : public storage::ActorStore {
+ public:
+  KvActorStore(std::shared_ptr<EnvoyLink> link,
+               std::string actor_id,
+               std::uint32_t generation,
+               std::optional<std::string> input);
+
+  Task<Result<storage::PersistedActor>> load() override;
+  Task<Result<void>> commit(storage::ActorWrite write) override;
+
+  /// Wipes every key of the actor (used when it is destroyed at its own request).
+  static Task<Result<void>> drop(std::shared_ptr<EnvoyLink> link, std::string actor_id);
+
+ private:
+  Task<Result<void>> put_record();
+
+  std::shared_ptr<EnvoyLink> link_;
+  std::string actor_id_;
+  std::uint32_t generation_;
+  std::optional<std::string> input_;
+  storage::PersistedActor current_;
+  /// Older generations' keys still exist and are deleted after our first successful write.
+  bool older_generations_ = false;
+};
+
+}  // namespace rivetkit::engine
