@@ -4,6 +4,9 @@
 // The fixture binary comes from env RIVETKIT_FIXTURE_SERVER. It is started as
 //   <bin> --host 127.0.0.1 --port 0 --data-dir <dir>
 // and must print `listening on http://HOST:PORT` on stdout or stderr once ready.
+// In engine mode (env RIVET_ENDPOINT, see lib/engine-suite.mjs) it prints
+// `envoy connected to <engine endpoint>` instead: server.endpoint is then the
+// engine's (clients talk to the engine's gateway) and server.port is undefined.
 // Its output is kept in a buffer and shown only when something fails.
 
 import "./env.mjs"; // must come first: quiets the client's logger before it loads
@@ -31,6 +34,7 @@ export const READY_TIMEOUT_MS = Number(process.env.RIVETKIT_READY_TIMEOUT_MS ?? 
 export const STOP_TIMEOUT_MS = Number(process.env.RIVETKIT_STOP_TIMEOUT_MS ?? 10_000);
 const MAX_LOG_BYTES = 2 * 1024 * 1024;
 const LISTEN_RE = /listening on http:\/\/([\d.]+):(\d+)/;
+const ENVOY_RE = /envoy connected to (https?:\/\/[^\s]+)/;
 
 const liveChildren = new Set();
 process.on("exit", () => {
@@ -97,7 +101,8 @@ export function uniqueKey(prefix = "k") {
 }
 
 class FixtureServer {
-	constructor({ dataDir, ownsDataDir, host, extraArgs, env }) {
+	constructor({ dataDir, ownsDataDir, host, extraArgs, env, readyTimeoutMs = READY_TIMEOUT_MS }) {
+		this.readyTimeoutMs = readyTimeoutMs;
 		this.dataDir = dataDir;
 		this.ownsDataDir = ownsDataDir;
 		this.host = host;
@@ -163,6 +168,8 @@ class FixtureServer {
 				pending = (pending + chunk.toString("utf8")).slice(-4096);
 				const m = LISTEN_RE.exec(pending);
 				if (m) resolve({ host: m[1], port: Number(m[2]) });
+				const e = ENVOY_RE.exec(pending);
+				if (e) resolve({ engineEndpoint: e[1].replace(/\/+$/, "") });
 			};
 			child.stdout.on("data", onData("[out] "));
 			child.stderr.on("data", onData("[err] "));
@@ -173,13 +180,18 @@ class FixtureServer {
 		});
 
 		try {
-			const { host, port: boundPort } = await withTimeout(
+			const ready = await withTimeout(
 				listening,
-				READY_TIMEOUT_MS,
-				`fixture server to print "listening on http://HOST:PORT"`,
+				this.readyTimeoutMs,
+				`fixture server to print "listening on http://HOST:PORT" (or "envoy connected to <endpoint>")`,
 			);
-			this.port = boundPort;
-			this.endpoint = `http://${host}:${boundPort}`;
+			if (ready.engineEndpoint !== undefined) {
+				this.port = undefined;
+				this.endpoint = ready.engineEndpoint;
+			} else {
+				this.port = ready.port;
+				this.endpoint = `http://${ready.host}:${ready.port}`;
+			}
 		} catch (err) {
 			this.kill();
 			await withTimeout(this.exited, STOP_TIMEOUT_MS, "fixture server exit after failed start").catch(() => {});
@@ -243,14 +255,15 @@ class FixtureServer {
 
 /**
  * Starts the fixture server. Options: dataDir (reuse a dir to test restarts;
- * default: fresh temp dir, removed on dispose), extraArgs, env.
+ * default: fresh temp dir, removed on dispose), extraArgs, env, readyTimeoutMs
+ * (bound on the ready line, default READY_TIMEOUT_MS).
  * Returns a FixtureServer {endpoint, port, dataDir, stop(), kill(), restart(), dispose(), output()}.
  */
-export async function startServer({ dataDir, extraArgs = [], env = {}, host = "127.0.0.1" } = {}) {
+export async function startServer({ dataDir, extraArgs = [], env = {}, host = "127.0.0.1", readyTimeoutMs } = {}) {
 	fixtureServerPath(); // fail early with a clear message
 	const ownsDataDir = dataDir === undefined;
 	const dir = dataDir ?? mkdtempSync(join(tmpdir(), "rivetkit-fixture-"));
-	const server = new FixtureServer({ dataDir: dir, ownsDataDir, host, extraArgs, env });
+	const server = new FixtureServer({ dataDir: dir, ownsDataDir, host, extraArgs, env, readyTimeoutMs });
 	try {
 		await server.start();
 	} catch (err) {
