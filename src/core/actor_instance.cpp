@@ -1,14 +1,5 @@
 #include "core/actor_instance.hpp"
 
-#include <rivetkit/convert.hpp>
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
-#include <algorithm>
-
 #include "core/errors.hpp"
 #include "core/ids.hpp"
 #include "core/keys.hpp"
@@ -17,6 +8,14 @@
 #include "protocol/compat.hpp"
 #include "util/log.hpp"
 #include "util/spawn.hpp"
+#include <rivetkit/convert.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
 
 namespace rivetkit::core {
 
@@ -68,11 +67,14 @@ std::string encode_stored(const Value& v) {
   return protocol::cbor_encode(protocol::compat_encode(v, protocol::CompatMode::kCbor));
 }
 
-std::size_t work_index(int kind) { return static_cast<std::size_t>(kind); }
+std::size_t work_index(int kind) {
+  return static_cast<std::size_t>(kind);
+}
 
 Error stopping_error() {
-  return Error{"actor", "stopping", "Actor stopping: Cannot accept new work while actor is stopping",
-               std::nullopt, false};
+  return Error{"actor", "stopping",
+               "Actor stopping: Cannot accept new work while actor is stopping", std::nullopt,
+               false};
 }
 
 }  // namespace
@@ -101,7 +103,9 @@ class ActorInstance::WorkScope {
   Work kind_;
 };
 
-ActorInstance::WorkScope ActorInstance::track(Work kind) { return WorkScope(shared_from_this(), kind); }
+ActorInstance::WorkScope ActorInstance::track(Work kind) {
+  return WorkScope(shared_from_this(), kind);
+}
 
 void ActorInstance::work_changed() {
   // Any activity restarts the idle period: the actor sleeps sleep_timeout after the last
@@ -114,8 +118,8 @@ bool ActorInstance::can_sleep() const {
   if (lifecycle_ != Lifecycle::kStarted || stop_requested_ || definition_->options.no_sleep) {
     return false;
   }
-  for (auto kind : {Work::kAction, Work::kKeepAwake, Work::kWsCallback, Work::kDisconnect,
-                    Work::kRun}) {
+  for (auto kind :
+       {Work::kAction, Work::kKeepAwake, Work::kWsCallback, Work::kDisconnect, Work::kRun}) {
     if (work_[work_index(static_cast<int>(kind))] != 0) {
       return false;
     }
@@ -131,8 +135,8 @@ bool ActorInstance::can_sleep() const {
 }
 
 bool ActorInstance::work_drained(bool include_wait_until) const {
-  for (auto kind : {Work::kAction, Work::kKeepAwake, Work::kWsCallback, Work::kDisconnect,
-                    Work::kRun}) {
+  for (auto kind :
+       {Work::kAction, Work::kKeepAwake, Work::kWsCallback, Work::kDisconnect, Work::kRun}) {
     if (work_[work_index(static_cast<int>(kind))] != 0) {
       return false;
     }
@@ -262,7 +266,7 @@ Task<Result<void>> ActorInstance::start() {
 void ActorInstance::restore_connections(const std::vector<storage::PersistedConn>& conns) {
   const auto& hooks = definition_->hooks;
   for (const auto& record : conns) {
-    auto socket = driver_ != nullptr ? driver_->hibernated_socket(record.conn_id) : nullptr;
+    auto socket = driver_ != nullptr ? driver_->hibernated_socket(record) : nullptr;
     auto params = decode_stored(record.params);
     auto state = decode_stored(record.state);
     auto encoding = client::parse_encoding(record.encoding);
@@ -304,13 +308,13 @@ void ActorInstance::restore_connections(const std::vector<storage::PersistedConn
     }
     connections_[conn->id()] = conn;
     if (raw) {
-      util::spawn(strand_,
-                  [](std::shared_ptr<ActorInstance> self,
-                     std::shared_ptr<Connection> c) -> Task<void> {
-                    auto op = self->attach_raw_websocket(std::move(c), true);
-                    co_await std::move(op);
-                  }(shared_from_this(), conn),
-                  "restore raw websocket");
+      util::spawn(
+          strand_,
+          [](std::shared_ptr<ActorInstance> self, std::shared_ptr<Connection> c) -> Task<void> {
+            auto op = self->attach_raw_websocket(std::move(c), true);
+            co_await std::move(op);
+          }(shared_from_this(), conn),
+          "restore raw websocket");
     }
   }
   if (dirty_) {
@@ -447,7 +451,9 @@ void ActorInstance::request_stop(StopReason reason) {
   }
 }
 
-void ActorInstance::sleep() { request_stop(StopReason::kSleep); }
+void ActorInstance::sleep() {
+  request_stop(StopReason::kSleep);
+}
 
 void ActorInstance::destroy() {
   if (lifecycle_ != Lifecycle::kStarted) {
@@ -535,7 +541,9 @@ Task<void> ActorInstance::run_handler() {
   }
 }
 
-std::int64_t ActorInstance::now_ms() const { return config_.clock->now_ms(); }
+std::int64_t ActorInstance::now_ms() const {
+  return config_.clock->now_ms();
+}
 
 Task<void> ActorInstance::wait_for(std::chrono::milliseconds duration) {
   auto op = config_.clock->wait_for(duration);
@@ -545,7 +553,10 @@ Task<void> ActorInstance::wait_for(std::chrono::milliseconds duration) {
 // ---- connections ------------------------------------------------------------------------------
 
 Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
-    ConnKind kind, Value params, Request request, client::Encoding encoding,
+    ConnKind kind,
+    Value params,
+    Request request,
+    client::Encoding encoding,
     std::shared_ptr<net::WebSocket> transport) {
   auto self = shared_from_this();
   if (lifecycle_ != Lifecycle::kStarted || stop_requested_) {
@@ -623,7 +634,8 @@ std::shared_ptr<Connection> ActorInstance::find_connection(const std::string& co
   return it == connections_.end() ? nullptr : it->second;
 }
 
-Task<void> ActorInstance::connection_closed(std::string conn_id, std::uint16_t code,
+Task<void> ActorInstance::connection_closed(std::string conn_id,
+                                            std::uint16_t code,
                                             std::string reason) {
   auto self = shared_from_this();
   auto conn = find_connection(conn_id);
@@ -664,6 +676,9 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
       auto action_op = self->run_action(c.get(), request.name, std::move(request.args));
       auto result = co_await std::move(action_op);
       const auto encoding = c->encoding();
+      // Saved with the state the action changed, so the reply, the state and the message's
+      // acknowledgement become durable together.
+      self->note_message_taken(*c);
       if (result) {
         std::string frame = client::encode_to_client(
             encoding, client::ToClient{client::ActionResponse{request.id, std::move(*result)}});
@@ -674,8 +689,8 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
         result = fail(outgoing_too_long());
       }
       Error e = sanitize_for_client(result.error());
-      client::ErrorMessage msg{e.group, e.code, e.message, e.metadata, request.id,
-                               self->specifier()};
+      client::ErrorMessage msg{e.group,    e.code,     e.message,
+                               e.metadata, request.id, self->specifier()};
       self->send_message(*c, client::ToClient{std::move(msg)});
       (void)scope;
     };
@@ -688,6 +703,7 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
     } else {
       conn->unsubscribe(sub.event_name);
     }
+    note_message_taken(*conn);
   }
   return Delivery::kAccepted;
 }
@@ -718,6 +734,7 @@ Task<ActorInstance::Delivery> ActorInstance::deliver_raw(std::string conn_id,
   }
   auto handler = conn->raw_socket->on_message;  // a copy: the handler may replace itself
   if (!handler) {
+    note_message_taken(*conn);
     co_return Delivery::kAccepted;
   }
   auto work = track(Work::kWsCallback);
@@ -726,6 +743,7 @@ Task<ActorInstance::Delivery> ActorInstance::deliver_raw(std::string conn_id,
   if (!r) {
     conn->close(1011, r.error().qualified_code());
   }
+  note_message_taken(*conn);
   co_return Delivery::kAccepted;
 }
 
@@ -753,7 +771,27 @@ storage::PersistedConn ActorInstance::persist_conn(const Connection& conn) const
     headers.set(h.name, h.value);
   }
   p.request_headers = encode_stored(headers);
+  if (auto transport = conn.transport()) {
+    if (auto point = transport->resume_point()) {
+      p.gateway_id = std::move(point->gateway_id);
+      p.request_id = std::move(point->request_id);
+      p.client_message_index = point->last_received;
+      p.server_message_index = point->next_sent;
+    }
+  }
   return p;
+}
+
+void ActorInstance::note_message_taken(const Connection& conn) {
+  // A resumable socket acknowledges an inbound message only once its index is durable with the
+  // connection (envoy-protocol.md §4.11), so the index is saved after every message.
+  if (!conn.is_hibernatable()) {
+    return;
+  }
+  auto transport = conn.transport();
+  if (transport && transport->resume_point()) {
+    mark_conn_dirty(conn.id());
+  }
 }
 
 void ActorInstance::mark_conn_dirty(const std::string& conn_id) {
@@ -769,7 +807,8 @@ void ActorInstance::mark_conn_dirty(const std::string& conn_id) {
   mark_state_dirty();
 }
 
-// ---- actions --------------------------------------------------------------------------------------
+// ---- actions
+// --------------------------------------------------------------------------------------
 
 Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name, Array args) {
   auto self = shared_from_this();
@@ -807,8 +846,8 @@ Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name
 std::string ActorInstance::schedule_at(std::int64_t at_ms, std::string action, Array args) {
   if (schedules_.size() >= definition_->options.max_schedules) {
     throw ActorError(Error{"schedule", "max_schedules_exceeded",
-                           "Too many pending schedules (at most " +
-                               std::to_string(definition_->options.max_schedules) + ")",
+                           "Too many pending schedules (at most "
+                               + std::to_string(definition_->options.max_schedules) + ")",
                            std::nullopt, true});
   }
   storage::PersistedSchedule event;
@@ -927,21 +966,24 @@ Task<void> ActorInstance::run_scheduled(storage::PersistedSchedule event) {
   if (result || result.error().code == "action_not_found"
       || event.attempts + 1 >= options.schedule_max_attempts) {
     if (!result) {
-      log::error("scheduled action dropped actor_id={} action={} event_id={} attempts={} error={}.{}",
-                 actor_id_, event.action, event.event_id, event.attempts + 1,
-                 result.error().group, result.error().code);
+      log::error(
+          "scheduled action dropped actor_id={} action={} event_id={} attempts={} error={}.{}",
+          actor_id_, event.action, event.event_id, event.attempts + 1, result.error().group,
+          result.error().code);
     }
     schedules_.erase(event.event_id);
     pending_.schedule_deletes.push_back(event.event_id);
   } else {
     auto& stored = schedules_[event.event_id];
     stored.attempts = event.attempts + 1;
-    auto delay = options.schedule_retry_delay.count() << std::min<std::uint32_t>(event.attempts, 20);
+    auto delay = options.schedule_retry_delay.count()
+                 << std::min<std::uint32_t>(event.attempts, 20);
     stored.trigger_at = now_ms() + delay;
-    log::warn("scheduled action failed, retrying in {} ms actor_id={} action={} attempt={} "
-              "error={}.{} message={}",
-              delay, actor_id_, event.action, stored.attempts, result.error().group,
-              result.error().code, result.error().message);
+    log::warn(
+        "scheduled action failed, retrying in {} ms actor_id={} action={} attempt={} "
+        "error={}.{} message={}",
+        delay, actor_id_, event.action, stored.attempts, result.error().group, result.error().code,
+        result.error().message);
     pending_.schedule_upserts.push_back(stored);
   }
   mark_state_dirty();
@@ -1072,9 +1114,9 @@ void ActorInstance::send_event(Connection& conn, const std::string& name, const 
   if (conn.kind() != ConnKind::kActorConnect || conn.closed()) {
     return;
   }
-  net::WsMessage frame{!client::is_text(conn.encoding()),
-                       client::encode_to_client(conn.encoding(),
-                                                client::ToClient{client::Event{name, args}})};
+  net::WsMessage frame{
+      !client::is_text(conn.encoding()),
+      client::encode_to_client(conn.encoding(), client::ToClient{client::Event{name, args}})};
   if (frame.data.size() > config_.max_outgoing_message_size) {
     conn.close(1011, "message.outgoing_too_long");
     return;
@@ -1094,9 +1136,9 @@ void ActorInstance::broadcast(std::string event, Array args) {
     }
     auto& frame = frames[static_cast<int>(conn->encoding())];
     if (!frame) {
-      frame = net::WsMessage{!client::is_text(conn->encoding()),
-                             client::encode_to_client(
-                                 conn->encoding(), client::ToClient{client::Event{event, args}})};
+      frame = net::WsMessage{
+          !client::is_text(conn->encoding()),
+          client::encode_to_client(conn->encoding(), client::ToClient{client::Event{event, args}})};
     }
     if (frame->data.size() > config_.max_outgoing_message_size) {
       too_long.push_back(conn);

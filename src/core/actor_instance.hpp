@@ -26,6 +26,11 @@
 // requested before it and is released only once that save is durable. A failed save fails the
 // outputs that depend on it instead of sending them.
 
+#include "core/connection.hpp"
+#include "core/driver.hpp"
+#include "core/notifier.hpp"
+#include "core/runtime_config.hpp"
+#include "storage/actor_store.hpp"
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/result.hpp>
 #include <rivetkit/task.hpp>
@@ -39,12 +44,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include "core/connection.hpp"
-#include "core/driver.hpp"
-#include "core/notifier.hpp"
-#include "core/runtime_config.hpp"
-#include "storage/actor_store.hpp"
 
 namespace rivetkit::core {
 
@@ -88,7 +87,10 @@ class ActorInstance final : public detail::ActorApi,
   /// the connection and runs on_connect. On failure nothing is left behind and no on_disconnect
   /// runs (core-semantics.md §4).
   Task<Result<std::shared_ptr<Connection>>> open_connection(
-      ConnKind kind, Value params, Request request, protocol::client::Encoding encoding,
+      ConnKind kind,
+      Value params,
+      Request request,
+      protocol::client::Encoding encoding,
       std::shared_ptr<net::WebSocket> transport);
   /// Removes the connection and runs on_disconnect (once, however many times it is called).
   Task<void> close_connection(std::shared_ptr<Connection> conn);
@@ -124,6 +126,7 @@ class ActorInstance final : public detail::ActorApi,
 
   /// Marks a connection's persisted data (state, subscriptions) as changed.
   void mark_conn_dirty(const std::string& conn_id);
+  void note_message_taken(const Connection& conn);
 
   // ---- detail::ActorApi -----------------------------------------------------------------------
   const std::string& actor_id() const override { return actor_id_; }

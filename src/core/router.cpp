@@ -1,11 +1,5 @@
 #include "core/router.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include "core/errors.hpp"
 #include "core/raw_websocket.hpp"
 #include "protocol/compat.hpp"
@@ -13,6 +7,12 @@
 #include "util/log.hpp"
 #include "util/spawn.hpp"
 #include "util/url.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 namespace rivetkit::core {
 
@@ -22,8 +22,7 @@ using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
-constexpr const char* kBanner =
-    "This is an RivetKit actor.\n\nLearn more at https://rivetkit.org";
+constexpr const char* kBanner = "This is an RivetKit actor.\n\nLearn more at https://rivetkit.org";
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -74,7 +73,8 @@ Result<Value> parse_params(std::optional<std::string_view> text) {
   return protocol::compat_decode(*parsed);
 }
 
-client::ErrorMessage to_error_message(const Error& e, std::optional<std::uint64_t> action_id,
+client::ErrorMessage to_error_message(const Error& e,
+                                      std::optional<std::uint64_t> action_id,
                                       const ActorInstance* instance) {
   client::ErrorMessage msg;
   msg.group = e.group;
@@ -96,7 +96,9 @@ Task<T> on_strand(const std::shared_ptr<ActorInstance>& instance, Task<T> task) 
 
 // ---- retries across instances ------------------------------------------------------------------
 
-bool is_stopping(const Error& e) { return e.group == "actor" && e.code == "stopping"; }
+bool is_stopping(const Error& e) {
+  return e.group == "actor" && e.code == "stopping";
+}
 
 // How many times work that met a stopping instance is handed to the next one.
 constexpr int kMaxInstanceRetries = 20;
@@ -133,11 +135,14 @@ Task<Result<void>> finish_transient(std::shared_ptr<ActorInstance> instance,
   co_return co_await std::move(durable_op);
 }
 
-Task<Result<Value>> http_action_on_strand(std::shared_ptr<ActorInstance> instance, Value params,
-                                          Request request, client::Encoding encoding,
-                                          std::string name, Array args) {
-  auto open_op = instance->open_connection(ConnKind::kHttp, params, std::move(request), encoding,
-                                           nullptr);
+Task<Result<Value>> http_action_on_strand(std::shared_ptr<ActorInstance> instance,
+                                          Value params,
+                                          Request request,
+                                          client::Encoding encoding,
+                                          std::string name,
+                                          Array args) {
+  auto open_op =
+      instance->open_connection(ConnKind::kHttp, params, std::move(request), encoding, nullptr);
   auto conn = co_await std::move(open_op);
   if (!conn) {
     co_return fail(conn.error());
@@ -152,8 +157,10 @@ Task<Result<Value>> http_action_on_strand(std::shared_ptr<ActorInstance> instanc
   co_return result;
 }
 
-Task<net::HttpResponse> handle_action(ActorTarget target, net::HttpRequest req,
-                                      std::string raw_name, client::Encoding encoding) {
+Task<net::HttpResponse> handle_action(ActorTarget target,
+                                      net::HttpRequest req,
+                                      std::string raw_name,
+                                      client::Encoding encoding) {
   auto instance = target.instance;
   const auto& config = instance->config();
   if (req.method != "POST") {
@@ -218,7 +225,8 @@ Task<Result<Response>> catching_request(Task<Response> handler) {
   co_return fail(error_from_exception(failure));
 }
 
-Task<Result<Response>> raw_request_on_strand(std::shared_ptr<ActorInstance> instance, Value params,
+Task<Result<Response>> raw_request_on_strand(std::shared_ptr<ActorInstance> instance,
+                                             Value params,
                                              Request request) {
   const auto& hooks = instance->definition().hooks;
   auto open_op = instance->open_connection(ConnKind::kRawRequest, params, request,
@@ -231,7 +239,8 @@ Task<Result<Response>> raw_request_on_strand(std::shared_ptr<ActorInstance> inst
   if (hooks.on_request) {
     auto handler =
         catching_request(hooks.on_request(instance.get(), conn->get(), std::move(request)));
-    auto timeout = instance->config().clock->wait_for(instance->definition().options.action_timeout);
+    auto timeout =
+        instance->config().clock->wait_for(instance->definition().options.action_timeout);
     auto raced = co_await (std::move(handler) || std::move(timeout));
     if (raced.index() == 0) {
       result = std::move(std::get<0>(raced));
@@ -247,8 +256,10 @@ Task<Result<Response>> raw_request_on_strand(std::shared_ptr<ActorInstance> inst
   co_return result;
 }
 
-Task<net::HttpResponse> handle_raw_request(ActorTarget target, net::HttpRequest req,
-                                           std::string path, std::string search,
+Task<net::HttpResponse> handle_raw_request(ActorTarget target,
+                                           net::HttpRequest req,
+                                           std::string path,
+                                           std::string search,
                                            client::Encoding encoding) {
   auto params = parse_params(req.header("x-rivet-conn-params"));
   if (!params) {
@@ -276,18 +287,22 @@ Task<net::HttpResponse> handle_raw_request(ActorTarget target, net::HttpRequest 
 // ---- socket sessions (/connect and raw) ---------------------------------------------------------
 
 Task<ActorInstance::Delivery> deliver_on_strand(std::shared_ptr<ActorInstance> instance,
-                                                std::string conn_id, client::ToServer message) {
+                                                std::string conn_id,
+                                                client::ToServer message) {
   co_return instance->deliver(conn_id, std::move(message));
 }
 
 Task<ActorInstance::Delivery> deliver_raw_on_strand(std::shared_ptr<ActorInstance> instance,
-                                                    std::string conn_id, net::WsMessage message) {
+                                                    std::string conn_id,
+                                                    net::WsMessage message) {
   auto op = instance->deliver_raw(std::move(conn_id), std::move(message));
   co_return co_await std::move(op);
 }
 
-Task<void> closed_on_strand(std::shared_ptr<ActorInstance> instance, std::string conn_id,
-                            std::uint16_t code, std::string reason) {
+Task<void> closed_on_strand(std::shared_ptr<ActorInstance> instance,
+                            std::string conn_id,
+                            std::uint16_t code,
+                            std::string reason) {
   auto op = instance->connection_closed(std::move(conn_id), code, std::move(reason));
   co_await std::move(op);
 }
@@ -342,20 +357,34 @@ Task<void> end_session(ActorTarget target, std::string conn_id, net::WsCloseInfo
   }
 }
 
-Task<Result<std::shared_ptr<Connection>>> connect_on_strand(std::shared_ptr<ActorInstance> instance,
-                                                            Value params, Request request,
-                                                            client::Encoding encoding,
-                                                            std::shared_ptr<net::WebSocket> socket) {
+Task<Result<std::shared_ptr<Connection>>> connect_on_strand(
+    std::shared_ptr<ActorInstance> instance,
+    Value params,
+    Request request,
+    client::Encoding encoding,
+    std::shared_ptr<net::WebSocket> socket) {
   auto open_op = instance->open_connection(ConnKind::kActorConnect, std::move(params),
                                            std::move(request), encoding, socket);
   auto conn = co_await std::move(open_op);
   if (conn) {
-    instance->send_message(**conn, client::ToClient{client::Init{instance->actor_id(), (*conn)->id()}});
+    instance->send_message(**conn,
+                           client::ToClient{client::Init{instance->actor_id(), (*conn)->id()}});
   }
   co_return conn;
 }
 
-Task<void> handle_connect(ActorTarget target, net::HttpRequest req, std::string search,
+Task<void> connect_session(ActorTarget target,
+                           std::string conn_id,
+                           client::Encoding encoding,
+                           std::shared_ptr<net::WebSocket> socket);
+Task<void> raw_session(ActorTarget target,
+                       std::string conn_id,
+                       bool hibernatable,
+                       std::shared_ptr<net::WebSocket> socket);
+
+Task<void> handle_connect(ActorTarget target,
+                          net::HttpRequest req,
+                          std::string search,
                           std::shared_ptr<net::WebSocket> socket) {
   WsProtocols protocols = parse_ws_protocols(req);
   auto encoding = client::parse_encoding(protocols.encoding.value_or("json"));
@@ -388,6 +417,16 @@ Task<void> handle_connect(ActorTarget target, net::HttpRequest req, std::string 
   }
   const std::string conn_id = (*opened)->id();
   opened->reset();
+  auto session_op = connect_session(std::move(target), conn_id, *encoding, socket);
+  co_await std::move(session_op);
+}
+
+// The message loop of a `/connect` socket whose connection exists: registers the socket for
+// hibernation, hands each frame to the current instance, and ends the connection at close.
+Task<void> connect_session(ActorTarget target,
+                           std::string conn_id,
+                           client::Encoding encoding,
+                           std::shared_ptr<net::WebSocket> socket) {
   if (target.sockets != nullptr) {
     target.sockets->add(conn_id, socket);
   }
@@ -402,7 +441,7 @@ Task<void> handle_connect(ActorTarget target, net::HttpRequest req, std::string 
       socket->close(1011, "message.incoming_too_long");
       continue;  // the next receive reports the close
     }
-    auto decoded = client::decode_to_server(*encoding, msg->data);
+    auto decoded = client::decode_to_server(encoding, msg->data);
     if (!decoded) {
       log::info("undecodable connection frame actor_id={} conn_id={}: {}",
                 target.instance->actor_id(), conn_id, decoded.error().message);
@@ -411,9 +450,10 @@ Task<void> handle_connect(ActorTarget target, net::HttpRequest req, std::string 
     }
     // In arrival order: each message is taken by exactly one instance; actions then run
     // concurrently on it.
-    auto delivered_op = deliver_to_current(target, *socket, [&](std::shared_ptr<ActorInstance> inst) {
-      return deliver_on_strand(std::move(inst), conn_id, *decoded);
-    });
+    auto delivered_op =
+        deliver_to_current(target, *socket, [&](std::shared_ptr<ActorInstance> inst) {
+          return deliver_on_strand(std::move(inst), conn_id, *decoded);
+        });
     if (!co_await std::move(delivered_op)) {
       continue;
     }
@@ -423,7 +463,9 @@ Task<void> handle_connect(ActorTarget target, net::HttpRequest req, std::string 
 }
 
 Task<Result<std::shared_ptr<Connection>>> raw_ws_open_on_strand(
-    std::shared_ptr<ActorInstance> instance, Value params, Request request,
+    std::shared_ptr<ActorInstance> instance,
+    Value params,
+    Request request,
     std::shared_ptr<net::WebSocket> socket) {
   auto open_op = instance->open_connection(ConnKind::kRawWebSocket, std::move(params),
                                            std::move(request), client::Encoding::kBare, socket);
@@ -441,8 +483,11 @@ Task<Result<std::shared_ptr<Connection>>> raw_ws_open_on_strand(
   co_return conn;
 }
 
-Task<void> handle_raw_websocket(ActorTarget target, net::HttpRequest req, std::string path,
-                                std::string search, std::shared_ptr<net::WebSocket> socket) {
+Task<void> handle_raw_websocket(ActorTarget target,
+                                net::HttpRequest req,
+                                std::string path,
+                                std::string search,
+                                std::shared_ptr<net::WebSocket> socket) {
   WsProtocols protocols = parse_ws_protocols(req);
   auto params = parse_params(protocols.conn_params);
   if (!params) {
@@ -462,6 +507,15 @@ Task<void> handle_raw_websocket(ActorTarget target, net::HttpRequest req, std::s
   const std::string conn_id = (*opened)->id();
   const bool hibernatable = (*opened)->is_hibernatable();
   opened->reset();
+  auto session_op = raw_session(std::move(target), conn_id, hibernatable, socket);
+  co_await std::move(session_op);
+}
+
+// The message loop of a raw socket whose connection exists (see connect_session).
+Task<void> raw_session(ActorTarget target,
+                       std::string conn_id,
+                       bool hibernatable,
+                       std::shared_ptr<net::WebSocket> socket) {
   if (hibernatable && target.sockets != nullptr) {
     target.sockets->add(conn_id, socket);
   }
@@ -471,9 +525,10 @@ Task<void> handle_raw_websocket(ActorTarget target, net::HttpRequest req, std::s
     if (!msg) {
       break;
     }
-    auto delivered_op = deliver_to_current(target, *socket, [&](std::shared_ptr<ActorInstance> inst) {
-      return deliver_raw_on_strand(std::move(inst), conn_id, *msg);
-    });
+    auto delivered_op =
+        deliver_to_current(target, *socket, [&](std::shared_ptr<ActorInstance> inst) {
+          return deliver_raw_on_strand(std::move(inst), conn_id, *msg);
+        });
     co_await std::move(delivered_op);
   }
   auto end_op = end_session(target, conn_id, socket->close_info());
@@ -512,7 +567,8 @@ WsProtocols parse_ws_protocols(const net::HttpRequest& req) {
   return out;
 }
 
-net::HttpResponse ActorRouter::error_response(const Error& error, client::Encoding encoding,
+net::HttpResponse ActorRouter::error_response(const Error& error,
+                                              client::Encoding encoding,
                                               const ActorInstance* instance) {
   net::HttpResponse resp;
   resp.status = public_status_code(error.group, error.code);
@@ -524,12 +580,14 @@ net::HttpResponse ActorRouter::error_response(const Error& error, client::Encodi
   return resp;
 }
 
-Task<net::HttpResponse> ActorRouter::handle_http(ActorTarget target, net::HttpRequest request,
+Task<net::HttpResponse> ActorRouter::handle_http(ActorTarget target,
+                                                 net::HttpRequest request,
                                                  std::string path) {
   auto split = util::split_target(path);
   std::string p(split.path);
   std::string search = split.has_query ? "?" + std::string(split.query) : std::string();
-  auto encoding = client::http_encoding_from_header(request.header("x-rivet-encoding").value_or(""));
+  auto encoding =
+      client::http_encoding_from_header(request.header("x-rivet-encoding").value_or(""));
   const auto& instance = target.instance;
 
   if (starts_with(p, "/action/")) {
@@ -570,14 +628,16 @@ Task<net::HttpResponse> ActorRouter::handle_http(ActorTarget target, net::HttpRe
   co_return error_response(route_not_found(p), encoding, instance.get());
 }
 
-Task<void> ActorRouter::handle_websocket(ActorTarget target, net::HttpRequest request,
-                                         std::string path, std::shared_ptr<net::WebSocket> socket) {
+Task<void> ActorRouter::handle_websocket(ActorTarget target,
+                                         net::HttpRequest request,
+                                         std::string path,
+                                         std::shared_ptr<net::WebSocket> socket) {
   auto split = util::split_target(path);
   std::string p(split.path);
   std::string search = split.has_query ? "?" + std::string(split.query) : std::string();
   if (p == "/connect") {
-    auto task = handle_connect(std::move(target), std::move(request), std::move(search),
-                               std::move(socket));
+    auto task =
+        handle_connect(std::move(target), std::move(request), std::move(search), std::move(socket));
     co_await std::move(task);
     co_return;
   }
@@ -592,6 +652,20 @@ Task<void> ActorRouter::handle_websocket(ActorTarget target, net::HttpRequest re
   auto task = handle_raw_websocket(std::move(target), std::move(request), std::move(rest),
                                    std::move(search), std::move(socket));
   co_await std::move(task);
+}
+
+Task<void> ActorRouter::resume_websocket(ActorTarget target,
+                                         std::string conn_id,
+                                         bool raw,
+                                         protocol::client::Encoding encoding,
+                                         std::shared_ptr<net::WebSocket> socket) {
+  if (raw) {
+    auto op = raw_session(std::move(target), std::move(conn_id), true, std::move(socket));
+    co_await std::move(op);
+  } else {
+    auto op = connect_session(std::move(target), std::move(conn_id), encoding, std::move(socket));
+    co_await std::move(op);
+  }
 }
 
 }  // namespace rivetkit::core

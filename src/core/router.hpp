@@ -12,6 +12,11 @@
 // Runs on the caller's executor and hops to the actor's strand for actor work. Every response
 // carries x-rivet-actor, x-rivet-actor-generation and x-rivet-actor-key.
 
+#include "core/actor_instance.hpp"
+#include "core/socket_registry.hpp"
+#include "net/http_types.hpp"
+#include "net/websocket.hpp"
+#include "protocol/client/messages.hpp"
 #include <rivetkit/task.hpp>
 
 #include <functional>
@@ -19,17 +24,11 @@
 #include <optional>
 #include <string>
 
-#include "core/actor_instance.hpp"
-#include "core/socket_registry.hpp"
-#include "net/http_types.hpp"
-#include "net/websocket.hpp"
-#include "protocol/client/messages.hpp"
-
 namespace rivetkit::core {
 
 /// What the client asked for in its WebSocket subprotocols (client-protocol.md §6.8).
 struct WsProtocols {
-  std::optional<std::string> encoding;  // value after "rivet_encoding."
+  std::optional<std::string> encoding;     // value after "rivet_encoding."
   std::optional<std::string> conn_params;  // percent-decoded JSON after "rivet_conn_params."
   bool offered_any = false;
   bool offered_rivet = false;
@@ -50,14 +49,27 @@ struct ActorTarget {
 class ActorRouter {
  public:
   /// `path` is the router path with its query string.
-  static Task<net::HttpResponse> handle_http(ActorTarget target, net::HttpRequest request,
+  static Task<net::HttpResponse> handle_http(ActorTarget target,
+                                             net::HttpRequest request,
                                              std::string path);
-  static Task<void> handle_websocket(ActorTarget target, net::HttpRequest request,
-                                     std::string path, std::shared_ptr<net::WebSocket> socket);
+  static Task<void> handle_websocket(ActorTarget target,
+                                     net::HttpRequest request,
+                                     std::string path,
+                                     std::shared_ptr<net::WebSocket> socket);
+
+  /// Runs the session of a hibernated socket this process did not hold before: the actor's new
+  /// instance already restored its connection `conn_id` (LifecycleDriver::hibernated_socket)
+  /// and the socket carries the client's next messages (engine mode, after the actor moved).
+  static Task<void> resume_websocket(ActorTarget target,
+                                     std::string conn_id,
+                                     bool raw,
+                                     protocol::client::Encoding encoding,
+                                     std::shared_ptr<net::WebSocket> socket);
 
   /// An error response in the request's encoding (router errors use the x-rivet-encoding of the
   /// request; status from public_status_code).
-  static net::HttpResponse error_response(const Error& error, protocol::client::Encoding encoding,
+  static net::HttpResponse error_response(const Error& error,
+                                          protocol::client::Encoding encoding,
                                           const ActorInstance* instance);
 };
 

@@ -160,13 +160,18 @@ Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
   // Hibernated sockets of this actor resume before it runs (§4.11); ones this process does not
   // hold (it was restarted, or the actor moved here) are closed so their clients reconnect.
   for (const auto& hr : hibernating) {
-    auto ws = self->sockets_by_request_.find(stream_key(hr.gateway_id, hr.request_id));
+    auto key = stream_key(hr.gateway_id, hr.request_id);
+    auto ws = self->sockets_by_request_.find(key);
     if (ws != self->sockets_by_request_.end() && !ws->second->closed()) {
       ws->second->open();
     } else {
-      self->send_tunnel(
-          hr.gateway_id, hr.request_id, 0,
-          envoy::ToRivetWebSocketClose{1000, "ws.meta_not_found_during_restore", false});
+      // Not held here: the instance may resume it from its persisted connection record.
+      std::lock_guard lock(self->restore_mutex_);
+      Restorable slot;
+      slot.actor_id = actor_id;
+      slot.gateway_id = hr.gateway_id;
+      slot.request_id = hr.request_id;
+      self->restorable_[key] = std::move(slot);
     }
   }
   core::Runtime::SpecFactory make_spec = [self, actor_id, generation, config,
@@ -180,7 +185,13 @@ Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
     }
     spec.generation = generation;
     spec.definition = definition;
-    spec.store = std::make_unique<KvActorStore>(self->link_, actor_id, generation, config.input);
+    std::weak_ptr<EnvoyDriver> weak = self;
+    spec.store = std::make_unique<KvActorStore>(self->link_, actor_id, generation, config.input,
+                                                [weak](std::vector<storage::PersistedConn> conns) {
+                                                  if (auto driver = weak.lock()) {
+                                                    driver->conns_durable(std::move(conns));
+                                                  }
+                                                });
     spec.driver = self.get();
     co_return spec;
   };
@@ -190,6 +201,7 @@ Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
   if (it == self->actors_.end() || it->second.generation != generation) {
     co_return;  // dropped meanwhile (engine lost)
   }
+  self->finish_restores(actor_id, started ? *started : nullptr);
   if (!started) {
     log::error("actor {}: start failed: {}", actor_id, started.error().message);
     self->actors_.erase(it);
@@ -319,8 +331,90 @@ void EnvoyDriver::alarm_changed(const std::string& actor_id, std::optional<std::
   });
 }
 
-std::shared_ptr<net::WebSocket> EnvoyDriver::hibernated_socket(const std::string& conn_id) {
-  return sockets_.find(conn_id);
+std::shared_ptr<net::WebSocket> EnvoyDriver::hibernated_socket(
+    const storage::PersistedConn& record) {
+  if (auto held = sockets_.find(record.conn_id)) {
+    return held;  // it waited in this process while the actor slept
+  }
+  if (record.gateway_id.size() != 4 || record.request_id.size() != 4) {
+    return nullptr;
+  }
+  std::lock_guard lock(restore_mutex_);
+  auto it = restorable_.find(record.gateway_id + record.request_id);
+  if (it == restorable_.end() || it->second.socket) {
+    return nullptr;  // the gateway no longer holds this client
+  }
+  auto encoding = protocol::client::parse_encoding(record.encoding);
+  if (!encoding) {
+    return nullptr;
+  }
+  auto& slot = it->second;
+  slot.socket = TunnelWebSocket::restored(link_, slot.gateway_id, slot.request_id,
+                                          record.client_message_index, record.server_message_index);
+  slot.conn_id = record.conn_id;
+  slot.raw = record.kind == "websocket";
+  slot.encoding = *encoding;
+  return slot.socket;
+}
+
+void EnvoyDriver::finish_restores(const std::string& actor_id,
+                                  std::shared_ptr<core::ActorInstance> instance) {
+  std::vector<std::pair<std::string, Restorable>> mine;
+  {
+    std::lock_guard lock(restore_mutex_);
+    for (auto it = restorable_.begin(); it != restorable_.end();) {
+      if (it->second.actor_id == actor_id) {
+        mine.emplace_back(it->first, std::move(it->second));
+        it = restorable_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& [key, slot] : mine) {
+    if (!slot.socket || !instance) {
+      // No record for it (the client closed before the actor slept, or a stale entry the engine
+      // keeps listing for a while): the client reconnects.
+      send_tunnel(slot.gateway_id, slot.request_id, 0,
+                  envoy::ToRivetWebSocketClose{1000, "ws.meta_not_found_during_restore", false});
+      continue;
+    }
+    log::debug("actor {}: resumed hibernated connection {} in this process", actor_id,
+               slot.conn_id);
+    sockets_by_request_[key] = slot.socket;
+    slot.socket->open();
+    util::spawn(link_->strand(),
+                run_resumed(shared_from_this(), key, slot.socket, make_target(instance),
+                            slot.conn_id, slot.raw, slot.encoding),
+                "resumed websocket");
+  }
+}
+
+Task<void> EnvoyDriver::run_resumed(std::shared_ptr<EnvoyDriver> self,
+                                    std::string key,
+                                    std::shared_ptr<TunnelWebSocket> ws,
+                                    core::ActorTarget target,
+                                    std::string conn_id,
+                                    bool raw,
+                                    protocol::client::Encoding encoding) {
+  auto op =
+      core::ActorRouter::resume_websocket(std::move(target), std::move(conn_id), raw, encoding, ws);
+  co_await std::move(op);
+  auto it = self->sockets_by_request_.find(key);
+  if (it != self->sockets_by_request_.end() && it->second == ws) {
+    self->sockets_by_request_.erase(it);
+  }
+}
+
+void EnvoyDriver::conns_durable(std::vector<storage::PersistedConn> conns) {
+  asio::post(link_->strand(), [self = shared_from_this(), conns = std::move(conns)] {
+    for (const auto& c : conns) {
+      auto it = self->sockets_by_request_.find(c.gateway_id + c.request_id);
+      if (it != self->sockets_by_request_.end()) {
+        it->second->ack_durable(c.client_message_index);
+      }
+    }
+  });
 }
 
 // ---- resolving actors for requests --------------------------------------------------------------

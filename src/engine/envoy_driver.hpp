@@ -34,6 +34,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -60,7 +61,7 @@ class EnvoyDriver final : public core::LifecycleDriver,
   void request_sleep(const std::string& actor_id) override;
   void request_destroy(const std::string& actor_id) override;
   void alarm_changed(const std::string& actor_id, std::optional<std::int64_t> at_ms) override;
-  std::shared_ptr<net::WebSocket> hibernated_socket(const std::string& conn_id) override;
+  std::shared_ptr<net::WebSocket> hibernated_socket(const storage::PersistedConn& record) override;
 
   // EnvoyLinkHandler (link strand)
   void on_commands(std::vector<envoy::CommandWrapper> commands) override;
@@ -80,6 +81,17 @@ class EnvoyDriver final : public core::LifecycleDriver,
     std::optional<envoy::StopActorReason> pending_stop;
     bool sleep_intent_sent = false;
     bool stop_intent_sent = false;
+  };
+  /// A hibernating request of an actor being started that this process does not hold; the
+  /// instance claims it from its connection record (hibernated_socket) while it starts.
+  struct Restorable {
+    std::string actor_id;
+    envoy::GatewayId gateway_id{};
+    envoy::RequestId request_id{};
+    std::shared_ptr<TunnelWebSocket> socket;  // set once claimed
+    std::string conn_id;
+    bool raw = false;
+    protocol::client::Encoding encoding = protocol::client::Encoding::kBare;
   };
   struct HttpStream {
     envoy::ToEnvoyRequestStart start;
@@ -104,6 +116,18 @@ class EnvoyDriver final : public core::LifecycleDriver,
                       bool ok,
                       std::optional<std::string> message);
   void drop_all_actors(const char* why);
+
+  /// After a start: runs the sessions of the sockets the instance resumed, closes the rest.
+  void finish_restores(const std::string& actor_id, std::shared_ptr<core::ActorInstance> instance);
+  static Task<void> run_resumed(std::shared_ptr<EnvoyDriver> self,
+                                std::string key,
+                                std::shared_ptr<TunnelWebSocket> ws,
+                                core::ActorTarget target,
+                                std::string conn_id,
+                                bool raw,
+                                protocol::client::Encoding encoding);
+  /// A commit saved these tunneled connections: their sockets acknowledge up to the saved index.
+  void conns_durable(std::vector<storage::PersistedConn> conns);
 
   static Task<Result<std::shared_ptr<core::ActorInstance>>> resolve(
       std::shared_ptr<EnvoyDriver> self, std::string actor_id);
@@ -135,6 +159,10 @@ class EnvoyDriver final : public core::LifecycleDriver,
   std::set<std::string> http_active_;               // requests whose handler runs
   std::map<std::string, std::shared_ptr<TunnelWebSocket>> sockets_by_request_;
   bool shutting_down_ = false;
+
+  // Any thread (claimed from actor strands while an instance starts).
+  std::mutex restore_mutex_;
+  std::map<std::string, Restorable> restorable_;
 };
 
 }  // namespace rivetkit::engine

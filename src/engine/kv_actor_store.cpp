@@ -54,11 +54,13 @@ Error storage_error(std::string code, std::string message) {
 KvActorStore::KvActorStore(std::shared_ptr<EnvoyLink> link,
                            std::string actor_id,
                            std::uint32_t generation,
-                           std::optional<std::string> input)
+                           std::optional<std::string> input,
+                           ConnsDurable on_conns_durable)
     : link_(std::move(link)),
       actor_id_(std::move(actor_id)),
       generation_(generation),
-      input_(std::move(input)) {}
+      input_(std::move(input)),
+      on_conns_durable_(std::move(on_conns_durable)) {}
 
 Task<Result<storage::PersistedActor>> KvActorStore::load() {
   envoy::KvListRequest list;
@@ -129,9 +131,21 @@ Task<Result<storage::PersistedActor>> KvActorStore::load() {
 }
 
 Task<Result<void>> KvActorStore::commit(storage::ActorWrite write) {
+  std::vector<storage::PersistedConn> tunneled;
+  if (on_conns_durable_) {
+    for (const auto& c : write.conn_upserts) {
+      if (!c.gateway_id.empty()) {
+        tunneled.push_back(c);
+      }
+    }
+  }
   apply_write(current_, write);
   auto op = put_record();
-  co_return co_await std::move(op);
+  auto done = co_await std::move(op);
+  if (done && !tunneled.empty()) {
+    on_conns_durable_(std::move(tunneled));
+  }
+  co_return done;
 }
 
 Task<Result<void>> KvActorStore::put_record() {

@@ -19,18 +19,25 @@
 #include "engine/envoy_link.hpp"
 #include "storage/actor_store.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rivetkit::engine {
 
 class KvActorStore final : public storage::ActorStore {
  public:
+  /// Told, after a commit is durable, which tunneled connections it saved (with their message
+  /// indexes), so their sockets can acknowledge what is now safe (envoy-protocol.md §4.11).
+  using ConnsDurable = std::function<void(std::vector<storage::PersistedConn>)>;
+
   KvActorStore(std::shared_ptr<EnvoyLink> link,
                std::string actor_id,
                std::uint32_t generation,
-               std::optional<std::string> input);
+               std::optional<std::string> input,
+               ConnsDurable on_conns_durable = nullptr);
 
   Task<Result<storage::PersistedActor>> load() override;
   Task<Result<void>> commit(storage::ActorWrite write) override;
@@ -45,6 +52,7 @@ class KvActorStore final : public storage::ActorStore {
   std::string actor_id_;
   std::uint32_t generation_;
   std::optional<std::string> input_;
+  ConnsDurable on_conns_durable_;
   storage::PersistedActor current_;
   /// Older generations' keys still exist and are deleted after our first successful write.
   bool older_generations_ = false;

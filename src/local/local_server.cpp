@@ -1,10 +1,8 @@
 #include "local/local_server.hpp"
 
-#include <boost/asio/strand.hpp>
-
+#include "core/driver.hpp"
 #include "core/errors.hpp"
 #include "core/ids.hpp"
-#include "core/driver.hpp"
 #include "core/router.hpp"
 #include "local/alarm_scheduler.hpp"
 #include "local/local_context.hpp"
@@ -14,6 +12,8 @@
 #include "util/log.hpp"
 #include "util/spawn.hpp"
 #include "util/url.hpp"
+
+#include <boost/asio/strand.hpp>
 
 namespace rivetkit::local {
 
@@ -62,7 +62,9 @@ net::HttpResponse preflight(const net::HttpRequest& req) {
   return resp;
 }
 
-std::string_view path_of(const net::HttpRequest& req) { return util::split_target(req.target).path; }
+std::string_view path_of(const net::HttpRequest& req) {
+  return util::split_target(req.target).path;
+}
 
 bool header_routed(const net::HttpRequest& req) {
   auto target = req.header("x-rivet-target");
@@ -100,7 +102,8 @@ net::HttpResponse engine_error(const Error& error) {
   Error shown = sanitize_for_client(error);
   net::HttpResponse resp;
   resp.status = engine_status(error);
-  Value body = Value::object({{"group", shown.group}, {"code", shown.code}, {"message", shown.message}});
+  Value body =
+      Value::object({{"group", shown.group}, {"code", shown.code}, {"message", shown.message}});
   if (shown.metadata) {
     body.set("metadata", *shown.metadata);
   }
@@ -111,10 +114,11 @@ net::HttpResponse engine_error(const Error& error) {
 }
 
 struct LocalServer::Impl : std::enable_shared_from_this<Impl>, core::LifecycleDriver {
-  Impl(boost::asio::io_context& io, RegistryConfig config, core::Runtime& runtime,
+  Impl(boost::asio::io_context& io,
+       RegistryConfig config,
+       core::Runtime& runtime,
        std::shared_ptr<storage::LocalStore> store)
-      : ctx(std::make_shared<LocalContext>(std::move(config), runtime, std::move(store))),
-        io_(io) {
+      : ctx(std::make_shared<LocalContext>(std::move(config), runtime, std::move(store))), io_(io) {
     ctx->driver = this;
   }
 
@@ -144,8 +148,8 @@ struct LocalServer::Impl : std::enable_shared_from_this<Impl>, core::LifecycleDr
       alarms->set(actor_id, at_ms);
     }
   }
-  std::shared_ptr<net::WebSocket> hibernated_socket(const std::string& conn_id) override {
-    return ctx->sockets.find(conn_id);
+  std::shared_ptr<net::WebSocket> hibernated_socket(const storage::PersistedConn& record) override {
+    return ctx->sockets.find(record.conn_id);
   }
   static Task<void> destroy_for(std::shared_ptr<LocalContext> c, std::string actor_id) {
     auto op = destroy_actor(c, actor_id);
@@ -178,7 +182,8 @@ struct LocalServer::Impl : std::enable_shared_from_this<Impl>, core::LifecycleDr
 
   static Task<net::HttpResponse> on_http(std::shared_ptr<Impl> self, net::HttpRequest req);
   static Task<net::HttpResponse> route_http(std::shared_ptr<Impl> self, net::HttpRequest req);
-  static Task<void> on_websocket(std::shared_ptr<Impl> self, net::HttpRequest req,
+  static Task<void> on_websocket(std::shared_ptr<Impl> self,
+                                 net::HttpRequest req,
                                  std::shared_ptr<net::WebSocket> socket);
   net::HttpResponse metadata() const;
 };
@@ -202,7 +207,8 @@ net::HttpResponse LocalServer::Impl::metadata() const {
   return resp;
 }
 
-Task<net::HttpResponse> LocalServer::Impl::on_http(std::shared_ptr<Impl> self, net::HttpRequest req) {
+Task<net::HttpResponse> LocalServer::Impl::on_http(std::shared_ptr<Impl> self,
+                                                   net::HttpRequest req) {
   if (!self) {
     co_return engine_error(
         Error{"guard", "service_unavailable", "The server is stopping", std::nullopt, true});
@@ -267,7 +273,8 @@ Task<net::HttpResponse> LocalServer::Impl::route_http(std::shared_ptr<Impl> self
   }
   if (path == "/health" && req.method == "GET") {
     net::HttpResponse resp;
-    resp.body = std::string(R"({"runtime":"rivetkit","status":"ok","version":")") + kVersion + "\"}";
+    resp.body =
+        std::string(R"({"runtime":"rivetkit","status":"ok","version":")") + kVersion + "\"}";
     resp.set_header("content-type", "application/json");
     co_return resp;
   }
@@ -281,7 +288,8 @@ Task<net::HttpResponse> LocalServer::Impl::route_http(std::shared_ptr<Impl> self
   co_return co_await std::move(op);
 }
 
-Task<void> LocalServer::Impl::on_websocket(std::shared_ptr<Impl> self, net::HttpRequest req,
+Task<void> LocalServer::Impl::on_websocket(std::shared_ptr<Impl> self,
+                                           net::HttpRequest req,
                                            std::shared_ptr<net::WebSocket> socket) {
   if (!self) {
     socket->close(1001, "ws.going_away");
@@ -353,11 +361,15 @@ Task<void> LocalServer::Impl::on_websocket(std::shared_ptr<Impl> self, net::Http
   co_await std::move(op);
 }
 
-LocalServer::LocalServer(boost::asio::io_context& io, RegistryConfig config, core::Runtime& runtime,
+LocalServer::LocalServer(boost::asio::io_context& io,
+                         RegistryConfig config,
+                         core::Runtime& runtime,
                          std::shared_ptr<storage::LocalStore> store)
     : impl_(std::make_shared<Impl>(io, std::move(config), runtime, std::move(store))) {}
 
-LocalServer::~LocalServer() { stop(); }
+LocalServer::~LocalServer() {
+  stop();
+}
 
 Result<std::uint16_t> LocalServer::start() {
   net::HttpServerConfig server_config;
@@ -376,7 +388,8 @@ Result<std::uint16_t> LocalServer::start() {
     // the engine always answers "rivet" (client-protocol.md §5.5).
     if (protocols.offered_rivet) {
       accept.subprotocol = "rivet";
-    } else if (auto header = req.header("sec-websocket-protocol"); header && protocols.offered_any) {
+    } else if (auto header = req.header("sec-websocket-protocol");
+               header && protocols.offered_any) {
       std::string_view first = header->substr(0, header->find(','));
       while (!first.empty() && first.back() == ' ') {
         first.remove_suffix(1);

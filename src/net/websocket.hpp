@@ -15,6 +15,18 @@ struct WsMessage {
   std::string data;
 };
 
+/// Where a socket carried through a gateway tunnel stands (engine mode, envoy-protocol.md §4.11):
+/// enough to persist with its connection and resume it, possibly in another process, after the
+/// actor slept. Plain sockets have none.
+struct WsResumePoint {
+  std::string gateway_id;  // 4 bytes
+  std::string request_id;  // 4 bytes
+  /// The last inbound message index handed to the application.
+  std::uint16_t last_received = 0;
+  /// The next outbound message index.
+  std::uint16_t next_sent = 0;
+};
+
 struct WsCloseInfo {
   std::uint16_t code = 1005;  // 1005: no status received; 1006: abnormal (no close frame)
   std::string reason;
@@ -34,6 +46,8 @@ class WebSocket {
   virtual WsCloseInfo close_info() const = 0;
   /// Number of bytes queued but not yet written (for back-pressure decisions).
   virtual std::size_t buffered_bytes() const = 0;
+  /// Thread-safe. nullopt for sockets that cannot be resumed elsewhere.
+  virtual std::optional<WsResumePoint> resume_point() const { return std::nullopt; }
 };
 
 }  // namespace rivetkit::net

@@ -4,12 +4,15 @@
 // moves only when the test advances it, so 30-second timeouts and hour-long schedules take
 // milliseconds.
 
+#include "core/runtime.hpp"
+#include "storage/local_store.hpp"
+#include "util/clock.hpp"
+#include "util/spawn.hpp"
 #include <rivetkit/rivetkit.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -17,11 +20,6 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-
-#include "core/runtime.hpp"
-#include "storage/local_store.hpp"
-#include "util/clock.hpp"
-#include "util/spawn.hpp"
 
 namespace rivetkit::core {
 namespace {
@@ -56,21 +54,24 @@ ActorDefinition definition() {
                 return c.state().count;
               })
       .action("get", [](auto& c) { return c.state(); })
-      .action("slow", [](auto& c, std::int64_t ms) -> Task<std::int64_t> {
-        co_await c.wait(milliseconds(ms));
-        c.state().count += 1;
-        co_return c.state().count;
-      })
+      .action("slow",
+              [](auto& c, std::int64_t ms) -> Task<std::int64_t> {
+                co_await c.wait(milliseconds(ms));
+                c.state().count += 1;
+                co_return c.state().count;
+              })
       .action("scheduleIncrement",
               [](auto& c, std::int64_t ms, std::int64_t n) {
                 return c.schedule().after(milliseconds(ms), "increment", n);
               })
-      .action("failing", [](auto& c) -> std::int64_t {
-        c.state().failures += 1;
-        throw UserError("nope", "nope");
-      })
-      .action("scheduleFailing",
-              [](auto& c, std::int64_t ms) { return c.schedule().after(milliseconds(ms), "failing"); });
+      .action("failing",
+              [](auto& c) -> std::int64_t {
+                c.state().failures += 1;
+                throw UserError("nope", "nope");
+              })
+      .action("scheduleFailing", [](auto& c, std::int64_t ms) {
+        return c.schedule().after(milliseconds(ms), "failing");
+      });
 }
 
 // A driver like local mode's, minus the network: sleep/destroy requests stop the instance; alarms
@@ -97,7 +98,9 @@ class TestDriver final : public LifecycleDriver {
     std::lock_guard lock(mutex);
     alarms[actor_id] = at;
   }
-  std::shared_ptr<net::WebSocket> hibernated_socket(const std::string&) override { return nullptr; }
+  std::shared_ptr<net::WebSocket> hibernated_socket(const storage::PersistedConn&) override {
+    return nullptr;
+  }
 };
 
 class LifecycleTest : public ::testing::Test {
@@ -132,7 +135,8 @@ class LifecycleTest : public ::testing::Test {
   template <class T>
   T run(Task<T> task) {
     auto fut = asio::co_spawn(io_, std::move(task), asio::use_future);
-    for (int i = 0; i < 2000 && fut.wait_for(std::chrono::seconds(0)) != std::future_status::ready; ++i) {
+    for (int i = 0; i < 2000 && fut.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+         ++i) {
       io_.restart();
       io_.run_for(milliseconds(2));
     }
@@ -180,7 +184,8 @@ class LifecycleTest : public ::testing::Test {
     if (!inst) {
       return fail(inst.error());
     }
-    auto task = [](std::shared_ptr<ActorInstance> i, std::string a, Array x) -> Task<Result<Value>> {
+    auto task = [](std::shared_ptr<ActorInstance> i, std::string a,
+                   Array x) -> Task<Result<Value>> {
       auto op = asio::co_spawn(i->strand(), i->run_action(nullptr, std::move(a), std::move(x)),
                                asio::use_awaitable);
       auto r = co_await std::move(op);
