@@ -789,12 +789,23 @@ void ActorInstance::note_message_taken(const Connection& conn) {
     return;
   }
   auto transport = conn.transport();
-  if (transport && transport->resume_point()) {
-    mark_conn_dirty(conn.id());
+  if (!transport || !transport->resume_point()) {
+    return;
+  }
+  // Only the index changed: a save of nothing else does not hold replies or events back. A real
+  // change of the connection already pending makes the save a gating one.
+  const bool pending =
+      std::any_of(pending_.conn_upserts.begin(), pending_.conn_upserts.end(),
+                  [&](const storage::PersistedConn& p) { return p.conn_id == conn.id(); });
+  const bool real_change_pending = pending && index_only_conns_.count(conn.id()) == 0;
+  mark_conn_dirty(conn.id());  // the pending upsert now carries the newest index
+  if (!real_change_pending) {
+    index_only_conns_.insert(conn.id());
   }
 }
 
 void ActorInstance::mark_conn_dirty(const std::string& conn_id) {
+  index_only_conns_.erase(conn_id);
   auto conn = find_connection(conn_id);
   if (!conn || !conn->is_hibernatable()) {
     return;
@@ -1022,8 +1033,20 @@ std::uint64_t ActorInstance::checkpoint() {
     } catch (const std::exception& e) {
       log::error("state serialization failed actor_id={}: {}", actor_id_, e.what());
     }
+    // Outputs wait for saves of anything they may depend on; a save that only moves message
+    // indexes forward (note_message_taken) holds nothing back.
+    const bool gating = write.state || write.has_initialized || !write.conn_deletes.empty()
+                        || !write.schedule_upserts.empty() || !write.schedule_deletes.empty()
+                        || std::any_of(write.conn_upserts.begin(), write.conn_upserts.end(),
+                                       [&](const storage::PersistedConn& p) {
+                                         return index_only_conns_.count(p.conn_id) == 0;
+                                       });
+    index_only_conns_.clear();
     if (!write.empty()) {
       std::uint64_t seq = ++requested_seq_;
+      if (gating) {
+        gate_seq_ = seq;
+      }
       ++commits_in_flight_;
       util::spawn(strand_, commit(seq, std::move(write)), "commit actor state");
       if (state_changed && definition_->hooks.on_state_change) {
@@ -1035,7 +1058,7 @@ std::uint64_t ActorInstance::checkpoint() {
       }
     }
   }
-  return definition_->options.durable_replies ? requested_seq_ : 0;
+  return definition_->options.durable_replies ? gate_seq_ : 0;
 }
 
 Task<void> ActorInstance::commit(std::uint64_t seq, storage::ActorWrite write) {

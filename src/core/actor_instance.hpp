@@ -214,7 +214,11 @@ class ActorInstance final : public detail::ActorApi,
   std::optional<std::string> last_saved_;  // bytes of the last state handed to the store
   storage::ActorWrite pending_;            // conn/schedule changes not yet handed to the store
   std::uint64_t requested_seq_ = 0;
+  /// The latest save that outputs must wait for (<= requested_seq_).
+  std::uint64_t gate_seq_ = 0;
   std::uint64_t durable_seq_ = 0;
+  /// Connections whose pending upsert only carries a newer message index.
+  std::set<std::string> index_only_conns_;
   std::uint64_t failed_seq_ = 0;  // highest failed save not superseded by a later success
   std::uint64_t commits_in_flight_ = 0;
   Notifier durability_;
