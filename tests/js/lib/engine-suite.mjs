@@ -44,6 +44,8 @@ export function attachEngineOutput(err, { servers = [], engine } = {}) {
 	if (err instanceof Error) {
 		try {
 			err.message += text;
+			// An AssertionError's stack (what the reporter prints) was formatted at construction.
+			if (typeof err.stack === "string" && !err.stack.includes(text)) err.stack += text;
 			return err;
 		} catch {}
 	}
