@@ -13,7 +13,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ENCODING, suiteTimeout, uniqueKey, withTimeout, waitFor, disposeClient } from "../lib/server.mjs";
-import { useEngine, eventually, fixtureEvents, waitServerEvent } from "../lib/engine-suite.mjs";
+import { useEngine, eventually, waitServerEvent } from "../lib/engine-suite.mjs";
 import { watchConn, disposeConn } from "../lib/lifecycle.mjs";
 
 const T = { timeout: 240_000 };
@@ -59,7 +59,9 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 		});
 	}
 
-	const woke = (server, key) => fixtureEvents(server).includes(`sleepy:onWake:${key}`);
+	/** Waits (bounded) for `server` to print that it woke `key`: the event comes over its stdout,
+	 * not necessarily before the reply that went through the engine. */
+	const runsOn = (server, key) => waitServerEvent(server, `sleepy:onWake:${key}`, { timeout: 10_000 });
 
 	it("two processes in one pool: SIGKILL one, its actors come back on the other with their acknowledged state", T, scenario(async (ctx) => {
 		const A = await ctx.start("A");
@@ -83,12 +85,12 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 
 		const hs = client.sleepy.getOrCreate([scheduled]);
 		assert.equal(await hs.increment(1), 1);
-		// Due after the kill: it can only fire on B.
-		await hs.scheduleIncrement(4_000, 100);
 
-		for (const k of [counted, connected, scheduled]) assert.ok(woke(A, k), `actor ${k} runs on A`);
+		for (const k of [counted, connected, scheduled]) await runsOn(A, k);
 
 		const B = await ctx.start("B");
+		// Due well after the kill (which follows at once): it can only fire on B.
+		await hs.scheduleIncrement(3_000, 100);
 		// The last acknowledged write before the kill.
 		assert.equal(await h.increment(1), N + 1);
 		A.kill();
@@ -101,7 +103,7 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 			what: `actor ${counted} back with count ${N + 1} after A's SIGKILL`,
 		});
 		assert.equal(count, N + 1);
-		assert.ok(woke(B, counted), `actor ${counted} now runs on B`);
+		await runsOn(B, counted);
 		assert.equal(await h.resolve(), id, "same actor id");
 		const after = await h.getLifecycle();
 		assert.ok(after.generation > before.generation, `a new generation on B: ${before.generation} -> ${after.generation}`);
@@ -120,14 +122,14 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 			what: `the connection to ${connected} working again with count 3`,
 		});
 		assert.equal(viaConn, 3);
-		assert.ok(woke(B, connected), `actor ${connected} now runs on B`);
+		await runsOn(B, connected);
 		assert.equal(await withTimeout(conn.increment(1), 15_000, "conn.increment(1) after the failover"), 4);
 		await waitFor(() => counts.includes(4), { timeout: 10_000, what: "newCount 4 on the reconnected connection" });
 
 		// New actors go to the survivor.
 		const fresh = uniqueKey("fo-new");
 		assert.equal(await client.sleepy.getOrCreate([fresh]).increment(2), 2);
-		assert.ok(woke(B, fresh), `new actor ${fresh} runs on B`);
+		await runsOn(B, fresh);
 	}));
 
 	it("graceful stop (SIGTERM) of one of two processes: its actors move to the other with their state", T, scenario(async (ctx) => {
@@ -136,7 +138,7 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 		const keys = [uniqueKey("mv-a"), uniqueKey("mv-b")];
 		for (const [i, k] of keys.entries()) {
 			assert.equal(await client.sleepy.getOrCreate([k]).increment(10 + i), 10 + i);
-			assert.ok(woke(C, k), `actor ${k} runs on C`);
+			await runsOn(C, k);
 		}
 		const D = await ctx.start("D");
 		const stopped = await C.stop();
@@ -147,12 +149,16 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 				what: `actor ${k} on D with count ${10 + i}`,
 			});
 			assert.equal(n, 10 + i);
-			assert.ok(woke(D, k), `actor ${k} now runs on D`);
+			await runsOn(D, k);
 		}
 		assert.equal(stopped.forced, false, "C exited on SIGTERM without needing SIGKILL");
 		assert.equal(stopped.code, 0, `C's exit after SIGTERM: ${JSON.stringify(stopped)}`);
 		for (const k of keys) {
-			assert.ok(fixtureEvents(C).includes(`sleepy:onSleep:${k}`), `onSleep ran on C for ${k} during the graceful stop`);
+			// (C's last output may still be in the pipe when its exit is seen.)
+			await waitServerEvent(C, `sleepy:onSleep:${k}`, { timeout: 5_000 }).catch((err) => {
+				err.message = `onSleep did not run on C for ${k} during the graceful stop: ${err.message}`;
+				throw err;
+			});
 			const life = await client.sleepy.getOrCreate([k]).getLifecycle();
 			assert.equal(life.sleeps, 1, `C's onSleep state change was saved: ${JSON.stringify(life)}`);
 		}
@@ -186,7 +192,7 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 		// New actors can be created (on S, the only envoy).
 		const freshKey = uniqueKey("er-new");
 		assert.equal(await client.sleepy.getOrCreate([freshKey]).increment(3), 3);
-		assert.ok(fixtureEvents(S).includes(`sleepy:onWake:${freshKey}`), "the new actor runs on S");
+		await runsOn(S, freshKey);
 		// Connections work again (a WebSocket tunneled through the restarted gateway to S). A
 		// connection opened before the restart is not checked: the official client's reconnect
 		// attempt made while the gateway is down never settles (see lifecycle-destroy), which is

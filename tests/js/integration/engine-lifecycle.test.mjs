@@ -194,7 +194,7 @@ describe(`engine mode: sleep, wake, alarms, destroy [${ENCODING}]`, { timeout: s
 		const o = obs();
 		const h = env.client.sleepy.getOrCreate([key]);
 		assert.equal(await h.increment(1), 1);
-		const id = await h.scheduleIncrement(2500, 10);
+		const id = await h.scheduleIncrement(4_000, 10);
 		assert.deepStrictEqual((await h.listSchedules()).map((e) => e.id), [id]);
 		const since = await o.mark();
 		assert.equal(await h.goToSleep(), true);
@@ -223,7 +223,7 @@ describe(`engine mode: sleep, wake, alarms, destroy [${ENCODING}]`, { timeout: s
 		const key = uniqueKey("alarm-idle");
 		const o = obs();
 		const h = env.client.sleepy.getOrCreate([key]);
-		const at = (await h.now()) + 3000;
+		const at = (await h.now()) + 4_000;
 		await h.scheduleIncrementAt(at, 3);
 		const since = await o.mark();
 		const slept = await o.waitEvent(`sleepy:onSleep:${key}`, { since, timeout: 20_000 });
