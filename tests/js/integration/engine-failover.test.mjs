@@ -22,7 +22,7 @@ const RECOVERY_MS = 120_000;
 const ONLY = "bare";
 const skip = ENCODING === ONLY ? false : `encoding-independent scenarios: run with RIVETKIT_ENCODING=${ONLY} only`;
 
-describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeout: suiteTimeout(900_000) }, () => {
+describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeout: suiteTimeout(390_000) }, () => {
 	const env = useEngine({ server: false });
 
 	/** Runs fn(ctx) with servers and connections that are always cleaned up at the end. */

@@ -40,7 +40,7 @@ async function waitEngineActor(endpoint, id, pred, what) {
 	return last;
 }
 
-describe(`engine mode: sleep, wake, alarms, destroy [${ENCODING}]`, { timeout: suiteTimeout(500_000) }, () => {
+describe(`engine mode: sleep, wake, alarms, destroy [${ENCODING}]`, { timeout: suiteTimeout(390_000) }, () => {
 	const env = useEngine();
 	const conns = [];
 	const sockets = [];

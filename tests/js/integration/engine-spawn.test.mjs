@@ -86,7 +86,7 @@ function tail(path, lines = 40) {
 	}
 }
 
-describe(`engine mode: the runtime's engine process (auto / never) [${ENCODING}]`, { skip, timeout: suiteTimeout(600_000) }, () => {
+describe(`engine mode: the runtime's engine process (auto / never) [${ENCODING}]`, { skip, timeout: suiteTimeout(390_000) }, () => {
 	it("auto: the runtime starts rivet-engine on its loopback endpoint, serves the client through it, and stops it on exit", T, async () => {
 		const binary = engineBinaryPath();
 		const servers = [];

@@ -21,7 +21,7 @@ async function json(res) {
 	}
 }
 
-describe(`engine mode: actions, connections, raw traffic [${ENCODING}]`, { timeout: suiteTimeout(400_000) }, () => {
+describe(`engine mode: actions, connections, raw traffic [${ENCODING}]`, { timeout: suiteTimeout(390_000) }, () => {
 	const env = useEngine();
 	const conns = [];
 	const sockets = [];
