@@ -26,7 +26,7 @@ import {
 	withTimeout,
 } from "../lib/server.mjs";
 import { engineBinaryPath, pickFreePorts } from "../lib/engine.mjs";
-import { attachEngineOutput } from "../lib/engine-suite.mjs";
+import { attachEngineOutput, checkEngineVersion } from "../lib/engine-suite.mjs";
 import { disposeConn } from "../lib/lifecycle.mjs";
 
 const T = { timeout: 240_000 };
@@ -89,6 +89,7 @@ function tail(path, lines = 40) {
 describe(`engine mode: the runtime's engine process (auto / never) [${ENCODING}]`, { skip, timeout: suiteTimeout(390_000) }, () => {
 	it("auto: the runtime starts rivet-engine on its loopback endpoint, serves the client through it, and stops it on exit", T, async () => {
 		const binary = engineBinaryPath();
+		checkEngineVersion(binary);
 		const servers = [];
 		const clients = [];
 		const conns = [];

@@ -11,6 +11,7 @@
 // the file and the tail of the engine's logs.
 import "./env.mjs";
 import { before, after } from "node:test";
+import { execFileSync } from "node:child_process";
 import {
 	READY_TIMEOUT_MS,
 	STOP_TIMEOUT_MS,
@@ -21,7 +22,28 @@ import {
 	withTimeout,
 	sleep,
 } from "./server.mjs";
-import { startEngine, ensurePool } from "./engine.mjs";
+import { startEngine, ensurePool, engineBinaryPath } from "./engine.mjs";
+
+/** The engine version these suites are written against (the pinned @rivetkit/engine-cli). */
+export const ENGINE_VERSION = "2.3.19";
+
+/** Throws unless the rivet-engine binary in use reports ENGINE_VERSION. */
+export function checkEngineVersion(binary = engineBinaryPath()) {
+	let out;
+	try {
+		out = execFileSync(binary, ["--version"], { encoding: "utf8", timeout: 30_000, stdio: ["ignore", "pipe", "pipe"] });
+	} catch (err) {
+		throw new Error(`${binary} --version failed: ${err.message}`);
+	}
+	const m = /Rivet (\d+\.\d+\.\d+)/.exec(out);
+	if (m?.[1] !== ENGINE_VERSION) {
+		throw new Error(
+			`${binary} is rivet-engine ${m?.[1] ?? `(unknown: ${JSON.stringify(out.slice(0, 200))})`}, ` +
+				`the engine-mode suites need ${ENGINE_VERSION} (tools/install-node-deps.sh, or RIVET_ENGINE_BINARY_PATH)`,
+		);
+	}
+	return m[1];
+}
 
 /** Bound on one engine-mode server start (the envoy waits up to 30 s for its link). */
 export const ENGINE_READY_TIMEOUT_MS = Math.max(READY_TIMEOUT_MS, 45_000);
@@ -112,6 +134,7 @@ export function useEngine({ server: withServer = true, clientOptions = {} } = {}
 
 	before(
 		async () => {
+			checkEngineVersion();
 			env.engine = await withTimeout(startEngine(), ENGINE_SETUP_TIMEOUT_MS, "rivet-engine start");
 			try {
 				await withTimeout(ensurePool(env.engine.endpoint, "default"), 60_000, "runner config `default`");
