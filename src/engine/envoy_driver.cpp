@@ -30,7 +30,9 @@ std::string stream_key(const envoy::GatewayId& gw, const envoy::RequestId& req) 
   return k;
 }
 
-Task<void> pause(const asio::any_io_executor& ex, std::chrono::milliseconds d) {
+// The executor by value: a coroutine parameter by reference dangles once the caller's
+// temporary (a strand converted to any_io_executor) is gone (cpp-guide pitfalls).
+Task<void> pause(asio::any_io_executor ex, std::chrono::milliseconds d) {
   asio::steady_timer timer(ex);
   timer.expires_after(d);
   co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
