@@ -13,7 +13,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ENCODING, suiteTimeout, uniqueKey, withTimeout, waitFor, disposeClient } from "../lib/server.mjs";
-import { useEngine, eventually, waitServerEvent } from "../lib/engine-suite.mjs";
+import { useEngine, eventually, waitServerEvent, fixtureEvents } from "../lib/engine-suite.mjs";
 import { watchConn, disposeConn } from "../lib/lifecycle.mjs";
 
 const T = { timeout: 240_000 };
@@ -162,6 +162,36 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 			const life = await client.sleepy.getOrCreate([k]).getLifecycle();
 			assert.equal(life.sleeps, 1, `C's onSleep state change was saved: ${JSON.stringify(life)}`);
 		}
+	}));
+
+	it("a hibernating connection moves with its actor to another process: no reconnect, messages and events continue", T, scenario(async (ctx) => {
+		const E = await ctx.start("E");
+		const client = ctx.client();
+		const key = uniqueKey("mv-conn");
+		const handle = client.sleepy.getOrCreate([key]);
+		const conn = ctx.connect(handle);
+		const rec = watchConn(conn);
+		const counts = [];
+		conn.on("newCount", (n) => counts.push(n));
+		assert.equal(await withTimeout(conn.increment(5), 20_000, "conn.increment(5)"), 5);
+		await runsOn(E, key);
+		const F = await ctx.start("F");
+		const opensBefore = rec.opens;
+		// E goes away gracefully: the actor sleeps there, its socket stays with the gateway, and the
+		// next message wakes it on F, which resumes the socket from the connection's record.
+		const stopped = await E.stop();
+		assert.equal(stopped.code, 0, `E's exit after SIGTERM: ${JSON.stringify(stopped)}`);
+		assert.equal(await withTimeout(conn.increment(1), 60_000, "conn.increment(1) after the move"), 6);
+		assert.equal(await withTimeout(conn.increment(1), 20_000, "conn.increment(1) again"), 7);
+		await runsOn(F, key);
+		await waitFor(() => counts.includes(7), { timeout: 10_000, what: "newCount 7 on the moved connection" });
+		assert.deepStrictEqual(counts, [5, 6, 7], `events in order, once each (statuses: ${rec.statuses})`);
+		assert.equal(rec.opens, opensBefore, `the client did not reconnect (statuses: ${rec.statuses})`);
+		// Only the connection talked to the actor on F: a reconnect would have run onConnect there.
+		assert.ok(
+			!fixtureEvents(F).includes(`sleepy:onConnect:${key}`),
+			`the connection was resumed on F, not opened again: ${fixtureEvents(F).join(", ")}`,
+		);
 	}));
 
 	/** Actors and a connection on runtime S, the engine restarted, then everything checked. */
