@@ -25,6 +25,9 @@ using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
+// How long a connection's newer inbound message index may wait for a save (note_message_taken).
+constexpr std::chrono::milliseconds kIndexSaveDelay{250};
+
 // Runs one user hook, turning whatever it throws into an Error.
 Task<Result<void>> guarded(const char* what, std::string actor_id, Task<void> task) {
   std::exception_ptr failure;
@@ -784,7 +787,9 @@ storage::PersistedConn ActorInstance::persist_conn(const Connection& conn) const
 
 void ActorInstance::note_message_taken(const Connection& conn) {
   // A resumable socket acknowledges an inbound message only once its index is durable with the
-  // connection (envoy-protocol.md §4.11), so the index is saved after every message.
+  // connection (envoy-protocol.md §4.11). The index rides along with the next save, and a save of
+  // only indexes follows within kIndexSaveDelay: far inside the gateway's 30 s deadline, while a
+  // stream of read-only messages costs one write per interval instead of one per message.
   if (!conn.is_hibernatable()) {
     return;
   }
@@ -792,20 +797,26 @@ void ActorInstance::note_message_taken(const Connection& conn) {
   if (!transport || !transport->resume_point()) {
     return;
   }
-  // Only the index changed: a save of nothing else does not hold replies or events back. A real
-  // change of the connection already pending makes the save a gating one.
-  const bool pending =
-      std::any_of(pending_.conn_upserts.begin(), pending_.conn_upserts.end(),
-                  [&](const storage::PersistedConn& p) { return p.conn_id == conn.id(); });
-  const bool real_change_pending = pending && index_only_conns_.count(conn.id()) == 0;
-  mark_conn_dirty(conn.id());  // the pending upsert now carries the newest index
-  if (!real_change_pending) {
-    index_only_conns_.insert(conn.id());
+  index_due_.insert(conn.id());
+  if (index_flush_armed_) {
+    return;
   }
+  index_flush_armed_ = true;
+  util::spawn(
+      strand_,
+      [](std::shared_ptr<ActorInstance> self) -> Task<void> {
+        auto wait_op = self->config_.clock->wait_for(kIndexSaveDelay);
+        co_await std::move(wait_op);
+        self->index_flush_armed_ = false;
+        if (!self->index_due_.empty()) {
+          self->index_flush_now_ = true;
+          self->mark_state_dirty();
+        }
+      }(shared_from_this()),
+      "save message indexes");
 }
 
 void ActorInstance::mark_conn_dirty(const std::string& conn_id) {
-  index_only_conns_.erase(conn_id);
   auto conn = find_connection(conn_id);
   if (!conn || !conn->is_hibernatable()) {
     return;
@@ -1033,15 +1044,25 @@ std::uint64_t ActorInstance::checkpoint() {
     } catch (const std::exception& e) {
       log::error("state serialization failed actor_id={}: {}", actor_id_, e.what());
     }
-    // Outputs wait for saves of anything they may depend on; a save that only moves message
-    // indexes forward (note_message_taken) holds nothing back.
-    const bool gating = write.state || write.has_initialized || !write.conn_deletes.empty()
-                        || !write.schedule_upserts.empty() || !write.schedule_deletes.empty()
-                        || std::any_of(write.conn_upserts.begin(), write.conn_upserts.end(),
-                                       [&](const storage::PersistedConn& p) {
-                                         return index_only_conns_.count(p.conn_id) == 0;
-                                       });
-    index_only_conns_.clear();
+    // Everything in the write so far is something outputs may depend on. Message indexes waiting
+    // to be saved (note_message_taken) ride along, or go alone when their delay is over; a save
+    // of only indexes holds nothing back.
+    const bool gating = !write.empty();
+    if ((gating || index_flush_now_) && !index_due_.empty()) {
+      for (const auto& id : index_due_) {
+        auto conn = find_connection(id);
+        if (!conn || !conn->is_hibernatable() || !conn->transport()) {
+          continue;
+        }
+        auto& ups = write.conn_upserts;
+        ups.erase(std::remove_if(ups.begin(), ups.end(),
+                                 [&](const storage::PersistedConn& p) { return p.conn_id == id; }),
+                  ups.end());
+        ups.push_back(persist_conn(*conn));
+      }
+      index_due_.clear();
+    }
+    index_flush_now_ = false;
     if (!write.empty()) {
       std::uint64_t seq = ++requested_seq_;
       if (gating) {

@@ -217,8 +217,10 @@ class ActorInstance final : public detail::ActorApi,
   /// The latest save that outputs must wait for (<= requested_seq_).
   std::uint64_t gate_seq_ = 0;
   std::uint64_t durable_seq_ = 0;
-  /// Connections whose pending upsert only carries a newer message index.
-  std::set<std::string> index_only_conns_;
+  /// Connections whose newer inbound message index awaits a save (note_message_taken).
+  std::set<std::string> index_due_;
+  bool index_flush_armed_ = false;
+  bool index_flush_now_ = false;
   std::uint64_t failed_seq_ = 0;  // highest failed save not superseded by a later success
   std::uint64_t commits_in_flight_ = 0;
   Notifier durability_;

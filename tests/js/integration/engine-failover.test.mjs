@@ -175,10 +175,14 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 		conn.on("newCount", (n) => counts.push(n));
 		assert.equal(await withTimeout(conn.increment(5), 20_000, "conn.increment(5)"), 5);
 		await runsOn(E, key);
+		// The actor goes to sleep on E (idle timeout) with the connection open: the gateway holds the
+		// socket as hibernating. (Stopping E while the actor is awake races the engine's immediate
+		// restart on F with the gateway's hibernation bookkeeping; not what this case checks.)
+		await waitServerEvent(E, `sleepy:onSleep:${key}`, { timeout: 20_000 });
 		const F = await ctx.start("F");
 		const opensBefore = rec.opens;
-		// E goes away gracefully: the actor sleeps there, its socket stays with the gateway, and the
-		// next message wakes it on F, which resumes the socket from the connection's record.
+		// E goes away gracefully; the next message wakes the actor on F, which resumes the socket
+		// from the connection's record.
 		const stopped = await E.stop();
 		assert.equal(stopped.code, 0, `E's exit after SIGTERM: ${JSON.stringify(stopped)}`);
 		assert.equal(await withTimeout(conn.increment(1), 60_000, "conn.increment(1) after the move"), 6);
