@@ -37,6 +37,16 @@ struct Registry::Impl {
   std::unique_ptr<engine::EngineMode> engine;
   std::uint16_t port = 0;
   bool running = false;
+
+  /// Stops the I/O threads once their work is done (or abandoned) and joins them.
+  void stop_threads() {
+    work.reset();
+    io->stop();
+    for (auto& t : threads) {
+      t.join();
+    }
+    threads.clear();
+  }
 };
 
 Registry::Registry() : impl_(std::make_unique<Impl>()) {}
@@ -112,12 +122,7 @@ Result<void> Registry::start_engine_mode(const RegistryConfig& config) {
   }
   auto engine = engine::EngineMode::start(*impl_->io, config, *impl_->runtime);
   if (!engine) {
-    impl_->work.reset();
-    impl_->io->stop();
-    for (auto& t : impl_->threads) {
-      t.join();
-    }
-    impl_->threads.clear();
+    impl_->stop_threads();
     impl_->runtime.reset();
     impl_->io.reset();
     return fail(engine.error());
@@ -142,12 +147,7 @@ void Registry::stop() {
     log::info("shutting down: the engine moves every actor away");
     impl_->engine->stop();
     impl_->engine.reset();
-    impl_->work.reset();
-    impl_->io->stop();
-    for (auto& t : impl_->threads) {
-      t.join();
-    }
-    impl_->threads.clear();
+    impl_->stop_threads();
     impl_->runtime.reset();
     impl_->io.reset();
     return;
@@ -164,12 +164,7 @@ void Registry::stop() {
   }
   // 3. Hibernatable sockets are closed so clients reconnect to the next process.
   impl_->server->stop();
-  impl_->work.reset();
-  impl_->io->stop();
-  for (auto& t : impl_->threads) {
-    t.join();
-  }
-  impl_->threads.clear();
+  impl_->stop_threads();
   impl_->server.reset();
   impl_->runtime.reset();
   impl_->store->close();
