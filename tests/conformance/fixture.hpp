@@ -1,0 +1,23 @@
+#pragma once
+// The driver-suite fixture: every group of actors (one file in actors/ per fixture file of the
+// suite) registers itself here. Shared helpers for the groups live below.
+
+#include <rivetkit/rivetkit.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace fixture {
+
+// One function per actors/<group>.cpp; main.cpp calls them all.
+void add_counter_actors(rivetkit::Registry& registry);
+
+/// Wall-clock milliseconds since the Unix epoch (JS Date.now()).
+inline std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace fixture

@@ -1,0 +1,36 @@
+// rivetkit_driver_fixture: the actors of Rivet's driver test suite, served in engine mode when
+// the suite's harness starts it (../shared/conformance/contract.md §5.1) and in local mode
+// otherwise (--port/--data-dir or the usual environment).
+//
+// The harness names its engine and pool with RIVETKIT_TEST_ENDPOINT and RIVETKIT_TEST_POOL_NAME;
+// they are mapped onto the registry's own settings (RIVET_ENDPOINT, RIVET_POOL) unless those are
+// set, so no wrapper script is needed. RIVET_TOKEN and RIVET_NAMESPACE are the registry's own.
+
+#include "fixture.hpp"
+
+#include <cstdlib>
+
+namespace {
+
+void map_env(const char* from, const char* to) {
+  const char* value = std::getenv(from);
+  if (value != nullptr && *value != '\0' && std::getenv(to) == nullptr) {
+    ::setenv(to, value, 0);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before any thread starts: setenv is not thread-safe.
+  map_env("RIVETKIT_TEST_ENDPOINT", "RIVET_ENDPOINT");
+  map_env("RIVETKIT_TEST_POOL_NAME", "RIVET_POOL");
+  if (std::getenv("RIVETKIT_TEST_ENDPOINT") != nullptr) {
+    // The suite's engine is always running; never start another.
+    ::setenv("RIVETKIT_ENGINE_SPAWN", "never", 0);
+  }
+
+  rivetkit::Registry registry;
+  fixture::add_counter_actors(registry);
+  return registry.run(argc, argv);
+}
