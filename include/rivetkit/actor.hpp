@@ -26,7 +26,8 @@
 /// Hooks, in the order they run (core-semantics.md §1.2, §4):
 ///   first start:  create_state(c, input) -> on_create(c, input) -> create_vars(c) -> on_wake(c)
 ///   later starts: create_vars(c) -> on_wake(c)
-///   connection:   on_before_connect(c, params[, request]) -> create_conn_state(c, params[, request])
+///   connection:   on_before_connect(c, params[, request]) -> create_conn_state(c, params[,
+///   request])
 ///                 -> on_connect(c, conn) ... on_disconnect(c, conn)
 ///   raw traffic:  on_request(c, request) -> Response, on_websocket(c, websocket)
 ///   stopping:     on_sleep(c) or on_destroy(c)
@@ -36,11 +37,14 @@
 /// Errors: throw rivetkit::UserError (or ActorError) to send a structured error to the client;
 /// any other exception reaches the client as `core.internal_error` and is logged.
 
+#include <rivetkit/abort_signal.hpp>
 #include <rivetkit/convert.hpp>
 #include <rivetkit/detail/invoke.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
+#include <rivetkit/driver_context.hpp>
 #include <rivetkit/error.hpp>
 #include <rivetkit/http.hpp>
+#include <rivetkit/input_schema.hpp>
 #include <rivetkit/options.hpp>
 #include <rivetkit/schedule.hpp>
 #include <rivetkit/task.hpp>
@@ -49,6 +53,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,8 +73,11 @@ struct Convert<Empty> {
   static void from(const Value&, Empty&) {}
 };
 
-template <class State = Empty, class ConnState = Value, class Vars = Empty,
-          class ConnParams = Value, class Input = Value>
+template <class State = Empty,
+          class ConnState = Value,
+          class Vars = Empty,
+          class ConnParams = Value,
+          class Input = Value>
 struct ActorTypes {
   using StateType = State;
   using ConnStateType = ConnState;
@@ -97,6 +105,61 @@ template <TypeBundle T>
 struct NormalizeTypes<T> {
   using type = T;
 };
+
+/// The result of a task started by keep_awake / wait_until, for whoever awaits it.
+template <class T>
+struct PendingResult {
+  std::shared_ptr<Latch> latch;
+  std::optional<T> value;
+  std::exception_ptr error;
+};
+template <>
+struct PendingResult<void> {
+  std::shared_ptr<Latch> latch;
+  std::exception_ptr error;
+};
+
+/// Runs `task`, keeps its outcome in `pending` and rethrows its error (so the runtime logs it).
+/// If the frame is destroyed before the task finished (the actor's grace period ran out), waiters
+/// are released with an `actor.aborted` error.
+template <class T>
+Task<void> run_into(Task<T> task, std::shared_ptr<PendingResult<T>> pending) {
+  struct Release {
+    PendingResult<T>* p;
+    ~Release() {
+      if (!p->latch->is_set()) {
+        if (!p->error) {
+          p->error = std::make_exception_ptr(ActorError(
+              Error{"actor", "aborted", "The actor stopped before the task finished", {}, true}));
+        }
+        p->latch->set();
+      }
+    }
+  } release{pending.get()};
+  try {
+    if constexpr (std::is_void_v<T>) {
+      co_await std::move(task);
+    } else {
+      pending->value.emplace(co_await std::move(task));
+    }
+  } catch (...) {
+    pending->error = std::current_exception();
+    pending->latch->set();
+    throw;
+  }
+  pending->latch->set();
+}
+
+template <class T>
+Task<T> await_pending(std::shared_ptr<PendingResult<T>> pending) {
+  co_await pending->latch->wait();
+  if (pending->error) {
+    std::rethrow_exception(pending->error);
+  }
+  if constexpr (!std::is_void_v<T>) {
+    co_return std::move(*pending->value);
+  }
+}
 
 template <class Types>
 struct ActorData final : UserActorData {
@@ -204,11 +267,24 @@ class Context {
 
   /// The persisted state. Calling the non-const overload marks it changed: the runtime then
   /// saves it and, by default, holds this call's reply and events until the save is durable.
+  /// Inside on_state_change it throws `actor.state_mutation_reentrant` (read through the const
+  /// overload there, or take the state as the hook's second parameter). An actor declared without
+  /// a state type (rivetkit::Empty) has none: both overloads throw `actor.state_not_enabled`.
   State& state() {
-    api_->mark_state_dirty();
-    return data().state;
+    if constexpr (std::is_same_v<State, Empty>) {
+      detail::throw_state_not_enabled();
+    } else {
+      api_->mark_state_dirty();
+      return data().state;
+    }
   }
-  const State& state() const { return data().state; }
+  const State& state() const {
+    if constexpr (std::is_same_v<State, Empty>) {
+      detail::throw_state_not_enabled();
+    } else {
+      return data().state;
+    }
+  }
   /// Ephemeral per-instance values (rebuilt by create_vars on every start; never persisted).
   Vars& vars() { return data().vars; }
 
@@ -247,14 +323,25 @@ class Context {
   /// Asks the runtime to put this actor to sleep / destroy it once the current work is done.
   void sleep() const { api_->sleep(); }
   void destroy() const { api_->destroy(); }
-  /// True once the actor is stopping (sleep or destroy): long loops should return. The `run`
-  /// handler is cancelled at that point (its next co_await throws operation_aborted).
+  /// True once the actor is stopping (sleep or destroy): long loops should return. Same as
+  /// abort_signal().aborted().
   bool aborted() const { return api_->aborted(); }
-  /// Keeps the actor awake until `task` finishes (it runs on the actor's strand).
-  void keep_awake(Task<void> task) const { api_->keep_awake(std::move(task)); }
-  /// Runs `task` in the background; the actor may sleep meanwhile, but stopping waits for it
-  /// within the grace period.
-  void wait_until(Task<void> task) const { api_->wait_until(std::move(task)); }
+  /// The abort signal: fires when the actor begins to stop. `run` and other long work watch it
+  /// and return; what is still running when the grace period ends is cancelled.
+  AbortSignal abort_signal() const { return AbortSignal(api_); }
+  /// Starts `task` now (on the actor's strand) and keeps the actor awake until it finishes.
+  /// The returned task yields its result (or rethrows its error) and may be ignored.
+  template <class T>
+  Task<T> keep_awake(Task<T> task) const {
+    return track<T>(std::move(task), true);
+  }
+  /// Starts `task` now in the background: the actor may sleep meanwhile, but stopping waits for
+  /// it within the grace period. An error is logged and does not fail the caller. The returned
+  /// task yields its result (or rethrows its error) and may be ignored.
+  template <class T>
+  Task<T> wait_until(Task<T> task) const {
+    return track<T>(std::move(task), false);
+  }
   /// Durable delayed calls of this actor's actions.
   Schedule schedule() const { return Schedule(api_); }
   /// Wall-clock ms since the Unix epoch, on the runtime's clock (tests may run it manually).
@@ -265,6 +352,18 @@ class Context {
   detail::ActorApi* api() const { return api_; }
 
  private:
+  template <class T>
+  Task<T> track(Task<T> task, bool keep_awake) const {
+    auto pending = std::make_shared<detail::PendingResult<T>>();
+    pending->latch = api_->make_latch();
+    auto runner = detail::run_into<T>(std::move(task), pending);
+    if (keep_awake) {
+      api_->keep_awake(std::move(runner));
+    } else {
+      api_->wait_until(std::move(runner));
+    }
+    return detail::await_pending<T>(std::move(pending));
+  }
   detail::ActorData<Types>& data() const {
     return *static_cast<detail::ActorData<Types>*>(api_->user_data());
   }
@@ -296,9 +395,12 @@ class ActorBuilder {
 
   explicit ActorBuilder(std::string name) : data_(std::make_shared<detail::ActorDefinitionData>()) {
     data_->name = std::move(name);
-    data_->hooks.make_data = [] { return std::make_unique<detail::ActorData<Types>>(); };
-    data_->hooks.create_conn_data = [](detail::ActorApi*, Value params,
-                                       const Request*) -> Task<std::unique_ptr<detail::UserConnData>> {
+    data_->hooks.make_data = [] {
+      return std::make_unique<detail::ActorData<Types>>();
+    };
+    data_->hooks.create_conn_data =
+        [](detail::ActorApi*, Value params,
+           const Request*) -> Task<std::unique_ptr<detail::UserConnData>> {
       return make_conn_data(std::move(params));
     };
     data_->hooks.restore_conn_data = [](const Value& params, const Value& state) {
@@ -326,7 +428,7 @@ class ActorBuilder {
     };
     return *this;
   }
-  /// `f(c) -> Vars` (or Task<Vars>); on every start.
+  /// `f(c) -> Vars` or `f(c, const DriverContext&) -> Vars` (or Task<Vars>); on every start.
   template <class F>
   ActorBuilder& create_vars(F f) {
     data_->hooks.create_vars = [f](detail::ActorApi* api) -> Task<void> {
@@ -350,12 +452,18 @@ class ActorBuilder {
     data_->hooks.on_destroy = actor_hook(f);
     return *this;
   }
-  /// `f(c)`, synchronous; after a change to the state has been saved.
+  /// `f(c)` or `f(c, const State& state)`, synchronous; once per burst of state changes, when
+  /// the change is handed to storage. Writing the state in it throws
+  /// `actor.state_mutation_reentrant` (vars and connections may change).
   template <class F>
   ActorBuilder& on_state_change(F f) {
     data_->hooks.on_state_change = [f](detail::ActorApi* api) {
       Ctx c(api, nullptr);
-      f(c);
+      if constexpr (std::is_invocable_v<F&, Ctx&, const State&>) {
+        f(c, std::as_const(c).state());
+      } else {
+        f(c);
+      }
     };
     return *this;
   }
@@ -371,8 +479,9 @@ class ActorBuilder {
   /// `f(c, const ConnParams&[, const Request&]) -> ConnState` (or Task<ConnState>).
   template <class F>
   ActorBuilder& create_conn_state(F f) {
-    data_->hooks.create_conn_data = [f](detail::ActorApi* api, Value params,
-                                        const Request* req) -> Task<std::unique_ptr<detail::UserConnData>> {
+    data_->hooks.create_conn_data =
+        [f](detail::ActorApi* api, Value params,
+            const Request* req) -> Task<std::unique_ptr<detail::UserConnData>> {
       return run_create_conn_state(f, api, std::move(params), req);
     };
     return *this;
@@ -389,11 +498,13 @@ class ActorBuilder {
     return *this;
   }
   /// `f(c, const Request&) -> Response` (or Task<Response>): raw HTTP under `/request/...`.
+  /// Returning `std::optional<Response>` (or void) is allowed: nothing is answered with 500, as
+  /// RivetKit answers an onRequest that returns nothing.
   template <class F>
   ActorBuilder& on_request(F f) {
     data_->hooks.on_request = [f](detail::ActorApi* api, detail::ConnApi* conn,
-                                  Request req) -> Task<Response> {
-      return detail::call_async(f, Ctx(api, conn), std::move(req));
+                                  Request req) -> Task<std::optional<Response>> {
+      return run_on_request(f, api, conn, std::move(req));
     };
     return *this;
   }
@@ -407,16 +518,19 @@ class ActorBuilder {
     };
     return *this;
   }
-  /// `f(c) -> Task<void>`: a background loop started after on_wake on every start. When the actor
-  /// stops (sleep or destroy) it is cancelled: its next co_await throws operation_aborted. While it
-  /// runs the actor stays awake; when it returns the actor goes back to idle sleep rules.
+  /// `f(c) -> Task<void>`: a background loop started after on_wake on every start. While it runs
+  /// the actor stays awake. When the actor stops (sleep or destroy) the abort signal fires
+  /// (c.abort_signal()): the handler should then return; one still running when the grace period
+  /// ends is cancelled (its next co_await throws). When it returns, or throws (the error is
+  /// logged), the actor goes back to the idle sleep rules: it sleeps, it is not destroyed.
   template <class F>
   ActorBuilder& run(F f) {
     data_->hooks.run = actor_hook(f);
     return *this;
   }
   /// Registers action `name`: `f(c, args...) -> R` or `Task<R>`. Arguments are converted from the
-  /// client's values; a mismatch answers the client with `actor.invalid_request`.
+  /// client's values; a mismatch answers the client with `actor.invalid_request`. Dotted names
+  /// (`calculator.add`) are what clients call for RivetKit's nested actions.
   template <class F>
   ActorBuilder& action(std::string name, F f) {
     data_->hooks.actions[name] = [f, name](detail::ActorApi* api, detail::ConnApi* conn,
@@ -424,6 +538,12 @@ class ActorBuilder {
       return detail::invoke_action<Ctx>(f, Ctx(api, conn), name, std::move(args));
     };
     return *this;
+  }
+  /// The same, with an input schema checked first (`actor.validation_error` when it fails).
+  template <class F>
+  ActorBuilder& action(std::string name, F f, InputSchema schema) {
+    data_->hooks.input_schemas[name] = std::move(schema);
+    return action(std::move(name), std::move(f));
   }
   ActorBuilder& options(ActorOptions opts) {
     data_->options = std::move(opts);
@@ -447,8 +567,11 @@ class ActorBuilder {
     try {
       return from_value<ConnParams>(params);
     } catch (const ConversionError& e) {
-      throw ActorError(
-          Error{"actor", "invalid_params", std::string("Invalid connection params: ") + e.what(), {}, true});
+      throw ActorError(Error{"actor",
+                             "invalid_params",
+                             std::string("Invalid connection params: ") + e.what(),
+                             {},
+                             true});
     }
   }
   template <class F>
@@ -477,10 +600,18 @@ class ActorBuilder {
   static Task<void> run_create_vars(F f, detail::ActorApi* api) {
     Ctx c(api, nullptr);
     auto* data = static_cast<detail::ActorData<Types>*>(api->user_data());
-    data->vars = co_await detail::call_async(f, c);
+    if constexpr (std::is_invocable_v<F&, Ctx&, const DriverContext&>) {
+      DriverContext driver = api->driver_context();
+      data->vars = co_await detail::call_async(f, c, std::move(driver));
+    } else {
+      data->vars = co_await detail::call_async(f, c);
+    }
   }
   template <class F>
-  static Task<void> run_before_connect(F f, detail::ActorApi* api, Value params, const Request* req) {
+  static Task<void> run_before_connect(F f,
+                                       detail::ActorApi* api,
+                                       Value params,
+                                       const Request* req) {
     Ctx c(api, nullptr);
     ConnParams typed = decode_params(params);
     if constexpr (std::is_invocable_v<F&, Ctx&, const ConnParams&, const Request&>) {
@@ -491,7 +622,8 @@ class ActorBuilder {
     }
   }
   template <class F>
-  static Task<std::unique_ptr<detail::UserConnData>> run_create_conn_state(F f, detail::ActorApi* api,
+  static Task<std::unique_ptr<detail::UserConnData>> run_create_conn_state(F f,
+                                                                           detail::ActorApi* api,
                                                                            Value params,
                                                                            const Request* req) {
     Ctx c(api, nullptr);
@@ -506,8 +638,24 @@ class ActorBuilder {
     co_return data;
   }
   template <class F>
+  static Task<std::optional<Response>> run_on_request(F f,
+                                                      detail::ActorApi* api,
+                                                      detail::ConnApi* conn,
+                                                      Request req) {
+    using R = typename detail::Awaited<std::invoke_result_t<F&, Ctx&, Request&>>::type;
+    if constexpr (std::is_void_v<R>) {
+      co_await detail::call_async(f, Ctx(api, conn), std::move(req));
+      co_return std::nullopt;
+    } else {
+      std::optional<Response> out = co_await detail::call_async(f, Ctx(api, conn), std::move(req));
+      co_return out;
+    }
+  }
+  template <class F>
   static std::function<Task<void>(detail::ActorApi*)> actor_hook(F f) {
-    return [f](detail::ActorApi* api) -> Task<void> { return detail::call_async(f, Ctx(api, nullptr)); };
+    return [f](detail::ActorApi* api) -> Task<void> {
+      return detail::call_async(f, Ctx(api, nullptr));
+    };
   }
   template <class F>
   static std::function<Task<void>(detail::ActorApi*, detail::ConnApi*)> conn_hook(F f) {

@@ -28,6 +28,11 @@ struct RegistryConfig {
   /// crashes only).
   bool fsync = true;
 
+  /// RIVETKIT_TEST_MODE=1: test mode, as RivetKit's `test.enabled`: raw hibernatable WebSockets
+  /// answer the ack-state probe `{"__rivetkitTestHibernatableAckStateV1":true}` (for Rivet's
+  /// driver test suite) and create_vars sees DriverContext::is_test. Never for production.
+  bool test_mode = false;
+
   /// RIVET_ENDPOINT / --endpoint: when set, engine mode: this process is an envoy of that engine.
   std::optional<std::string> endpoint;
   /// RIVET_NAMESPACE, RIVET_TOKEN, RIVET_POOL

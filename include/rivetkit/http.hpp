@@ -22,6 +22,8 @@ struct Request {
   std::string path;
   /// Query string including the leading '?', or empty.
   std::string search;
+  /// The full URL as the actor sees it: `http://actor` + path + search (RivetKit's request.url).
+  std::string url() const { return "http://actor" + path + search; }
   std::vector<HttpHeader> headers;
   std::string body;
 
@@ -35,7 +37,8 @@ struct Response {
   std::string body;
 
   Response() = default;
-  Response(unsigned status_code, std::string body_text) : status(status_code), body(std::move(body_text)) {}
+  Response(unsigned status_code, std::string body_text)
+      : status(status_code), body(std::move(body_text)) {}
 
   Response& set_header(std::string name, std::string value);
 

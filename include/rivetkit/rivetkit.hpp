@@ -2,11 +2,14 @@
 /// rivetkit-cpp: stateful actors in C++20, served to the official RivetKit clients.
 /// This umbrella header is all an application needs.
 
+#include <rivetkit/abort_signal.hpp>
 #include <rivetkit/actor.hpp>
 #include <rivetkit/config.hpp>
 #include <rivetkit/convert.hpp>
+#include <rivetkit/driver_context.hpp>
 #include <rivetkit/error.hpp>
 #include <rivetkit/http.hpp>
+#include <rivetkit/input_schema.hpp>
 #include <rivetkit/json.hpp>
 #include <rivetkit/options.hpp>
 #include <rivetkit/registry.hpp>

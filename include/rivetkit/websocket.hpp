@@ -2,8 +2,9 @@
 /// A raw WebSocket handed to `on_websocket` (the client's `handle.webSocket(path)`).
 ///
 /// Handlers registered with on_message/on_close run on the actor's strand, one at a time, in
-/// arrival order; while one runs (including across its co_awaits) the actor stays awake.
-/// send/close may be called from any code of the actor.
+/// arrival order; while one runs (including across its co_awaits) the actor stays awake, and a
+/// stopping actor waits for it (within its grace period). send/close may be called from any code
+/// of the actor.
 
 #include <rivetkit/http.hpp>
 #include <rivetkit/task.hpp>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -21,6 +23,9 @@ namespace rivetkit {
 struct WebSocketMessage {
   bool binary = false;
   std::string data;
+  /// The message's index on a hibernatable socket (RivetKit's `rivetMessageIndex`: 1, 2, ... in
+  /// the order the client sent them, kept across the actor's sleeps); nullopt on other sockets.
+  std::optional<std::uint32_t> index;
 };
 
 class WebSocket {
@@ -47,7 +52,17 @@ class WebSocket {
       set_message_handler(std::move(handler));
     }
   }
-  void on_close(std::function<void(std::uint16_t code, std::string reason)> handler) const;
+  /// Handler: `void(std::uint16_t code, std::string reason)` or the same returning Task<void>.
+  template <class F>
+  void on_close(F handler) const {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, std::uint16_t, std::string>>) {
+      set_close_handler([h = std::move(handler)](std::uint16_t code, std::string reason) {
+        return run_plain_close(h, code, std::move(reason));
+      });
+    } else {
+      set_close_handler(std::move(handler));
+    }
+  }
 
   /// The upgrade request (path without the `/websocket` prefix is in request().path).
   const Request& request() const;
@@ -61,7 +76,13 @@ class WebSocket {
     handler(std::move(m));
     co_return;
   }
+  template <class F>
+  static Task<void> run_plain_close(F handler, std::uint16_t code, std::string reason) {
+    handler(code, std::move(reason));
+    co_return;
+  }
   void set_message_handler(std::function<Task<void>(WebSocketMessage)> handler) const;
+  void set_close_handler(std::function<Task<void>(std::uint16_t, std::string)> handler) const;
   std::shared_ptr<Impl> impl_;
 };
 

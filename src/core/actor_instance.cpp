@@ -6,6 +6,7 @@
 #include "core/raw_websocket.hpp"
 #include "protocol/cbor/cbor.hpp"
 #include "protocol/compat.hpp"
+#include "protocol/json/json.hpp"
 #include "util/log.hpp"
 #include "util/spawn.hpp"
 #include <rivetkit/convert.hpp>
@@ -13,6 +14,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -137,12 +139,14 @@ bool ActorInstance::can_sleep() const {
   return true;
 }
 
-bool ActorInstance::work_drained(bool include_wait_until) const {
-  for (auto kind :
-       {Work::kAction, Work::kKeepAwake, Work::kWsCallback, Work::kDisconnect, Work::kRun}) {
+bool ActorInstance::work_drained(bool include_wait_until, bool include_run) const {
+  for (auto kind : {Work::kAction, Work::kKeepAwake, Work::kWsCallback, Work::kDisconnect}) {
     if (work_[work_index(static_cast<int>(kind))] != 0) {
       return false;
     }
+  }
+  if (include_run && work_[work_index(static_cast<int>(Work::kRun))] != 0) {
+    return false;
   }
   return !include_wait_until || work_[work_index(static_cast<int>(Work::kWaitUntil))] == 0;
 }
@@ -195,16 +199,17 @@ Task<Result<void>> ActorInstance::start() {
   if (!loaded->has_initialized) {
     // A new actor: its state is created and committed as initialized before anything can see it,
     // so a crash before this point simply re-runs creation (the TS adapter's manual startup).
+    const auto limit = definition_->options.create_state_timeout;
     if (hooks.create_state) {
       auto task = hooks.create_state(this, input);
-      auto r = co_await guarded("createState", actor_id_, std::move(task));
+      auto r = co_await run_hook("createState", std::move(task), limit);
       if (!r) {
         co_return fail_start(r.error());
       }
     }
     if (hooks.on_create) {
       auto task = hooks.on_create(this, input);
-      auto r = co_await guarded("onCreate", actor_id_, std::move(task));
+      auto r = co_await run_hook("onCreate", std::move(task), limit);
       if (!r) {
         co_return fail_start(r.error());
       }
@@ -240,14 +245,15 @@ Task<Result<void>> ActorInstance::start() {
 
   if (hooks.create_vars) {
     auto task = hooks.create_vars(this);
-    auto r = co_await guarded("createVars", actor_id_, std::move(task));
+    auto r =
+        co_await run_hook("createVars", std::move(task), definition_->options.create_vars_timeout);
     if (!r) {
       co_return fail_start(r.error());
     }
   }
   if (hooks.on_wake) {
     auto task = hooks.on_wake(this);
-    auto r = co_await guarded("onWake", actor_id_, std::move(task));
+    auto r = co_await run_hook("onWake", std::move(task), definition_->options.on_wake_timeout);
     if (!r) {
       co_return fail_start(r.error());
     }
@@ -262,6 +268,22 @@ Task<Result<void>> ActorInstance::start() {
   if (hooks.run) {
     util::spawn(strand_, run_handler(), "actor run handler");
   }
+  if (!stale_conns_.empty()) {
+    // Connections whose sockets died while the actor slept: their on_disconnect runs now, once
+    // (RivetKit's restore cleanup), before any later work reaches this instance.
+    util::spawn(
+        strand_,
+        [](std::shared_ptr<ActorInstance> inst) -> Task<void> {
+          auto stale = std::move(inst->stale_conns_);
+          for (auto& conn : stale) {
+            log::debug("hibernated connection gone while asleep actor_id={} conn_id={}",
+                       inst->actor_id_, conn->id());
+            auto op = inst->close_connection(conn);
+            co_await std::move(op);
+          }
+        }(shared_from_this()),
+        "reap stale connections");
+  }
   log::debug("actor started actor_id={} name={} generation={}", actor_id_, name_, generation_);
   co_return Result<void>{};
 }
@@ -274,13 +296,16 @@ void ActorInstance::restore_connections(const std::vector<storage::PersistedConn
     auto state = decode_stored(record.state);
     auto encoding = client::parse_encoding(record.encoding);
     bool raw = record.kind == "websocket";
-    if (!socket || !params || !state || !encoding) {
-      // The socket went away while the actor slept (or the process restarted): reaped silently,
-      // as rivetkit-core does at wake.
+    if (!params || !state || !encoding) {
+      log::warn("dropping unreadable hibernated connection actor_id={} conn_id={}", actor_id_,
+                record.conn_id);
       pending_.conn_deletes.push_back(record.conn_id);
       dirty_ = true;
       continue;
     }
+    // A socket that went away while the actor slept (or with the process): the connection is
+    // restored without it, only for its on_disconnect (run right after start).
+    const bool stale = !socket;
     Request request;
     auto split = record.request_path.find('?');
     request.method = "GET";
@@ -310,6 +335,11 @@ void ActorInstance::restore_connections(const std::vector<storage::PersistedConn
       conn->subscribe(sub);
     }
     connections_[conn->id()] = conn;
+    if (stale) {
+      conn->detach();
+      stale_conns_.push_back(conn);
+      continue;
+    }
     if (raw) {
       util::spawn(
           strand_,
@@ -321,7 +351,7 @@ void ActorInstance::restore_connections(const std::vector<storage::PersistedConn
     }
   }
   if (dirty_) {
-    mark_state_dirty();
+    request_save();
   }
 }
 
@@ -349,22 +379,36 @@ Task<void> ActorInstance::stop(StopReason reason) {
   const auto deadline = config_.clock->steady_now() + definition_->options.sleep_grace_period;
   log::debug("actor stopping actor_id={} reason={}", actor_id_, destroying ? "destroy" : "sleep");
 
-  // 1. The abort signal: `run` is cancelled, loops see c.aborted(), schedules stop firing.
-  aborted_ = true;
-  abort_signal_.notify_all();
-  schedules_changed_.notify_all();
+  // 1. The abort signal: `run` and long loops see it and return; schedules stop firing.
+  fire_abort();
 
-  // 2. In-flight actions and requests finish (within the grace period).
-  auto drain = [&](bool include_wait_until) -> Task<void> {
-    while (!work_drained(include_wait_until) && config_.clock->steady_now() < deadline) {
+  // Waits (within the grace period) until the work that must finish first is done.
+  auto drain = [&](bool include_wait_until, bool include_run) -> Task<void> {
+    while (!work_drained(include_wait_until, include_run)
+           && config_.clock->steady_now() < deadline) {
       auto changed = activity_.wait();
       auto timer = config_.clock->wait_until(deadline);
       co_await (std::move(changed) || std::move(timer));
     }
   };
-  co_await drain(false);
+  // 2. In-flight actions, requests and socket callbacks finish. The run handler is not waited
+  // for here: it has seen the abort and may still be winding down.
+  co_await drain(false, false);
 
-  // 3. Connections that do not survive: every one on destroy, non-hibernatable ones on sleep.
+  // 3. on_sleep / on_destroy, while every connection is still open (RivetKit runs onSleep
+  // before it closes the connections, so the hook can still message them), bounded by what is
+  // left of the grace period.
+  const auto& cleanup = destroying ? hooks.on_destroy : hooks.on_sleep;
+  if (cleanup) {
+    auto task = guarded(destroying ? "onDestroy" : "onSleep", actor_id_, cleanup(this));
+    auto done = co_await with_deadline(std::move(task), deadline);
+    if (!done) {
+      log::warn("{} did not finish within the grace period actor_id={}",
+                destroying ? "onDestroy" : "onSleep", actor_id_);
+    }
+  }
+
+  // 4. Connections that do not survive: every one on destroy, non-hibernatable ones on sleep.
   // Short-lived HTTP connections are left to the requests that own them.
   std::vector<std::shared_ptr<Connection>> closing;
   for (auto& [id, conn] : connections_) {
@@ -376,26 +420,16 @@ Task<void> ActorInstance::stop(StopReason reason) {
     }
   }
   for (auto& conn : closing) {
-    conn->close(destroying ? 1011 : 1000, destroying ? "actor.destroyed" : "actor.sleeping");
-    auto op = close_connection(conn);
+    auto op = end_connection(conn, destroying ? 1011 : 1000,
+                             destroying ? "actor.destroyed" : "actor.sleeping");
     co_await std::move(op);
   }
 
-  // 4. on_sleep / on_destroy, bounded by what is left of the grace period.
-  const auto& cleanup = destroying ? hooks.on_destroy : hooks.on_sleep;
-  if (cleanup) {
-    auto task = guarded(destroying ? "onDestroy" : "onSleep", actor_id_, cleanup(this));
-    auto done = co_await with_deadline(std::move(task), deadline);
-    if (!done) {
-      log::warn("{} did not finish within the grace period actor_id={}",
-                destroying ? "onDestroy" : "onSleep", actor_id_);
-    }
-  }
-
-  // 5. Everything else (keep_awake, wait_until, raw socket callbacks) within the grace period;
-  // then whatever is still running is cancelled.
-  co_await drain(true);
-  if (!work_drained(true)) {
+  // 5. Everything else (keep_awake, wait_until, socket callbacks, and on sleep the run handler)
+  // within the grace period; then whatever is still running is cancelled. A destroy does not
+  // wait for `run` (RivetKit: destroy may cut through it).
+  co_await drain(true, !destroying);
+  if (!work_drained(true, !destroying)) {
     log::warn("grace period over; cancelling remaining work actor_id={}", actor_id_);
   }
   hard_aborted_ = true;
@@ -430,9 +464,102 @@ Task<void> ActorInstance::stop(StopReason reason) {
     }
   }
   connections_.clear();
+  abort_listeners_.clear();
   lifecycle_ = Lifecycle::kStopped;
   activity_.notify_all();
   log::debug("actor stopped actor_id={}", actor_id_);
+}
+
+void ActorInstance::fire_abort() {
+  aborted_ = true;
+  abort_signal_.notify_all();
+  schedules_changed_.notify_all();
+  auto listeners = std::move(abort_listeners_);
+  abort_listeners_.clear();
+  for (auto& listener : listeners) {
+    try {
+      listener();
+    } catch (const std::exception& e) {
+      log::warn("abort listener failed actor_id={}: {}", actor_id_, e.what());
+    }
+  }
+}
+
+void ActorInstance::on_abort(std::function<void()> listener) {
+  if (!listener) {
+    return;
+  }
+  if (aborted_) {
+    asio::post(strand_, [self = shared_from_this(), listener = std::move(listener)] {
+      try {
+        listener();
+      } catch (const std::exception& e) {
+        log::warn("abort listener failed actor_id={}: {}", self->actor_id_, e.what());
+      }
+    });
+    return;
+  }
+  abort_listeners_.push_back(std::move(listener));
+}
+
+Task<void> ActorInstance::wait_aborted() {
+  auto self = shared_from_this();
+  while (!aborted_) {
+    co_await abort_signal_.wait();
+  }
+}
+
+Task<bool> ActorInstance::wait_aborted_for(std::chrono::milliseconds timeout) {
+  auto self = shared_from_this();
+  const auto until = config_.clock->steady_now() + timeout;
+  while (!aborted_ && config_.clock->steady_now() < until) {
+    auto fired = abort_signal_.wait();
+    auto timer = config_.clock->wait_until(until);
+    co_await (std::move(fired) || std::move(timer));
+  }
+  co_return aborted_;
+}
+
+namespace {
+// A Latch on the actor's strand.
+class StrandLatch final : public detail::Latch {
+ public:
+  explicit StrandLatch(asio::any_io_executor strand) : changed_(std::move(strand)) {}
+  void set() override {
+    set_ = true;
+    changed_.notify_all();
+  }
+  bool is_set() const override { return set_; }
+  Task<void> wait() override {
+    while (!set_) {
+      co_await changed_.wait();
+    }
+  }
+
+ private:
+  bool set_ = false;
+  Notifier changed_;
+};
+}  // namespace
+
+std::shared_ptr<detail::Latch> ActorInstance::make_latch() {
+  return std::make_shared<StrandLatch>(strand_);
+}
+
+Task<Result<void>> ActorInstance::run_hook(const char* what,
+                                           Task<void> task,
+                                           std::chrono::milliseconds limit) {
+  auto self = shared_from_this();
+  auto hook = guarded(what, actor_id_, std::move(task));
+  auto timer = config_.clock->wait_for(limit);
+  auto raced = co_await (std::move(hook) || std::move(timer));
+  if (raced.index() == 0) {
+    co_return std::move(std::get<0>(raced));
+  }
+  std::string message =
+      std::string("`") + what + "` timed out after " + std::to_string(limit.count()) + " ms";
+  log::warn("hook timed out actor_id={} hook={} limit_ms={}", actor_id_, what, limit.count());
+  co_return fail(Error{"actor", "callback_timed_out", std::move(message), std::nullopt, false});
 }
 
 void ActorInstance::request_stop(StopReason reason) {
@@ -506,7 +633,10 @@ Task<void> ActorInstance::run_background(Task<void> task, Work kind) {
   }
   if (failure) {
     Error e = error_from_exception(failure);
-    log::warn("background task failed actor_id={} error={}.{}", actor_id_, e.group, e.code);
+    // Worded as RivetKit logs it ("actor wait_until promise rejected"), for those who grep.
+    log::warn("actor {} promise rejected: the task threw actor_id={} error={}.{} message={}",
+              kind == Work::kWaitUntil ? "wait_until" : "keep_awake", actor_id_, e.group, e.code,
+              exception_message(failure));
   }
 }
 
@@ -521,26 +651,36 @@ void ActorInstance::wait_until(Task<void> task) {
 Task<void> ActorInstance::run_handler() {
   auto self = shared_from_this();
   auto work = track(Work::kRun);
-  std::exception_ptr failure;
-  try {
-    auto handler = definition_->hooks.run(this);
-    auto abort = [](ActorInstance* inst) -> Task<void> {
-      while (!inst->aborted_) {
-        co_await inst->abort_signal_.wait();
-      }
-    }(this);
-    auto raced = co_await (std::move(handler) || std::move(abort));
-    if (raced.index() == 1) {
-      log::debug("run handler cancelled by stop actor_id={}", actor_id_);
+  // The handler is not cancelled at the abort signal: it sees c.abort_signal() and returns
+  // within the grace period; only then (hard abort) is it cancelled. Its errors are caught here
+  // (`||` would otherwise wait for the other operand after a failure).
+  auto handler = [](std::shared_ptr<ActorInstance> inst) -> Task<std::exception_ptr> {
+    try {
+      co_await inst->definition_->hooks.run(inst.get());
+    } catch (...) {
+      co_return std::current_exception();
     }
-  } catch (...) {
-    failure = std::current_exception();
+    co_return nullptr;
+  }(self);
+  auto cancel = [](ActorInstance* inst) -> Task<void> {
+    while (!inst->hard_aborted_) {
+      co_await inst->hard_abort_.wait();
+    }
+  }(this);
+  auto raced = co_await (std::move(handler) || std::move(cancel));
+  if (raced.index() == 1) {
+    log::warn("run handler still running at the end of the grace period; cancelled actor_id={}",
+              actor_id_);
+    co_return;
   }
-  if (failure) {
-    // As RivetKit's docs say: the error is logged and the actor falls back to idle sleep.
+  if (auto failure = std::get<0>(raced)) {
+    // As RivetKit: the error is logged and the actor falls back to the idle sleep rules (it
+    // sleeps; it is not destroyed).
     Error e = error_from_exception(failure);
-    log::warn("run handler failed actor_id={} error={}.{} message={}", actor_id_, e.group, e.code,
-              e.message);
+    log::error("run handler failed actor_id={} error={}.{} message={}", actor_id_, e.group, e.code,
+               exception_message(failure));
+  } else {
+    log::debug("run handler returned actor_id={}", actor_id_);
   }
 }
 
@@ -573,24 +713,24 @@ Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
   } else if (kind == ConnKind::kRawWebSocket && definition_->options.can_hibernate_websocket) {
     conn->set_hibernatable(definition_->options.can_hibernate_websocket(conn->request()));
   }
+  const auto& options = definition_->options;
   if (hooks.on_before_connect) {
     auto task = hooks.on_before_connect(this, params, &conn->request());
-    auto r = co_await guarded("onBeforeConnect", actor_id_, std::move(task));
+    auto r =
+        co_await run_hook("onBeforeConnect", std::move(task), options.on_before_connect_timeout);
     if (!r) {
       co_return fail(r.error());
     }
   }
   {
-    std::exception_ptr failure;
-    try {
-      auto task = hooks.create_conn_data(this, params, &conn->request());
-      auto data = co_await std::move(task);
-      conn->set_user_data(std::move(data));
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (failure) {
-      co_return fail(error_from_exception(failure));
+    auto create = [](ActorInstance* inst, std::shared_ptr<Connection> c, Value p) -> Task<void> {
+      auto task = inst->definition_->hooks.create_conn_data(inst, std::move(p), &c->request());
+      c->set_user_data(co_await std::move(task));
+    };
+    auto r = co_await run_hook("createConnState", create(this, conn, params),
+                               options.create_conn_state_timeout);
+    if (!r) {
+      co_return fail(r.error());
     }
   }
   if (lifecycle_ != Lifecycle::kStarted) {
@@ -600,7 +740,7 @@ Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
   work_changed();
   if (hooks.on_connect) {
     auto task = hooks.on_connect(this, conn.get());
-    auto r = co_await guarded("onConnect", actor_id_, std::move(task));
+    auto r = co_await run_hook("onConnect", std::move(task), options.on_connect_timeout);
     if (!r) {
       connections_.erase(conn->id());
       work_changed();
@@ -622,12 +762,12 @@ Task<void> ActorInstance::close_connection(std::shared_ptr<Connection> conn) {
   connections_.erase(it);
   if (conn->is_hibernatable()) {
     pending_.conn_deletes.push_back(conn->id());
-    mark_state_dirty();
+    request_save();
   }
   if (definition_->hooks.on_disconnect) {
     auto work = track(Work::kDisconnect);
     auto task = definition_->hooks.on_disconnect(this, conn.get());
-    co_await guarded("onDisconnect", actor_id_, std::move(task));
+    co_await run_hook("onDisconnect", std::move(task), definition_->options.on_connect_timeout);
   }
   work_changed();
 }
@@ -637,21 +777,34 @@ std::shared_ptr<Connection> ActorInstance::find_connection(const std::string& co
   return it == connections_.end() ? nullptr : it->second;
 }
 
-Task<void> ActorInstance::connection_closed(std::string conn_id,
+Task<bool> ActorInstance::connection_closed(std::string conn_id,
                                             std::uint16_t code,
                                             std::string reason) {
   auto self = shared_from_this();
   auto conn = find_connection(conn_id);
   if (!conn) {
-    co_return;
+    co_return false;
   }
+  auto op = end_connection(std::move(conn), code, std::move(reason));
+  co_await std::move(op);
+  co_return true;
+}
+
+Task<void> ActorInstance::end_connection(std::shared_ptr<Connection> conn,
+                                         std::uint16_t code,
+                                         std::string reason) {
+  auto self = shared_from_this();
+  if (conn->ending) {
+    co_return;  // the other side is ending it already: one close handler, one on_disconnect
+  }
+  conn->ending = true;
   if (conn->raw_socket && conn->raw_socket->on_close) {
+    // Awaited and counted, so an async close handler keeps the actor awake and a stopping actor
+    // waits for it (within the grace period).
     auto work = track(Work::kWsCallback);
-    try {
-      conn->raw_socket->on_close(code, reason);
-    } catch (const std::exception& e) {
-      log::warn("websocket close handler failed actor_id={}: {}", actor_id_, e.what());
-    }
+    auto handler = conn->raw_socket->on_close;
+    auto task = handler(code, reason);
+    co_await guarded("websocket close", actor_id_, std::move(task));
   }
   conn->close(code, reason);
   auto op = close_connection(conn);
@@ -735,19 +888,71 @@ Task<ActorInstance::Delivery> ActorInstance::deliver_raw(std::string conn_id,
   if (!conn || !conn->raw_socket) {
     co_return Delivery::kGone;
   }
+  if (config_.test_mode && answer_ack_probe(*conn, message)) {
+    note_message_taken(*conn);
+    co_return Delivery::kAccepted;
+  }
+  if (message.index) {
+    conn->delivered_indexes.push_back(*message.index);
+    if (conn->delivered_indexes.size() > 1024) {
+      conn->delivered_indexes.pop_front();
+    }
+  }
   auto handler = conn->raw_socket->on_message;  // a copy: the handler may replace itself
   if (!handler) {
     note_message_taken(*conn);
     co_return Delivery::kAccepted;
   }
   auto work = track(Work::kWsCallback);
-  auto task = handler(WebSocketMessage{message.binary, std::move(message.data)});
+  std::optional<std::uint32_t> index;
+  if (message.index) {
+    index = *message.index;
+  }
+  auto task = handler(WebSocketMessage{message.binary, std::move(message.data), index});
   auto r = co_await guarded("websocket message", actor_id_, std::move(task));
   if (!r) {
     conn->close(1011, r.error().qualified_code());
   }
   note_message_taken(*conn);
   co_return Delivery::kAccepted;
+}
+
+bool ActorInstance::answer_ack_probe(Connection& conn, const net::WsMessage& message) {
+  // Test mode (RivetKit's `test.enabled`): `{"__rivetkitTestHibernatableAckStateV1": true}` asks
+  // where the socket's acknowledgements stand. The probe is answered here, not delivered, and
+  // not counted among the actor's messages (it still takes an index on the wire).
+  constexpr std::string_view kProbe = "__rivetkitTestHibernatableAckStateV1";
+  if (message.data.find(kProbe) == std::string::npos) {
+    return false;
+  }
+  auto parsed = protocol::json_parse(message.data);
+  if (!parsed || !parsed->is_object()) {
+    return false;
+  }
+  const Value* flag = parsed->find(kProbe);
+  if (flag == nullptr || !flag->is_bool() || !flag->as_bool()) {
+    return false;
+  }
+  std::int64_t last_sent = conn.delivered_indexes.empty() ? 0 : conn.delivered_indexes.back();
+  std::optional<std::uint16_t> acked;
+  if (auto transport = conn.transport()) {
+    acked = transport->resume_point()
+                ? transport->acked_index()
+                : std::optional<std::uint16_t>(static_cast<std::uint16_t>(last_sent));
+  }
+  Array pending;
+  for (auto index : conn.delivered_indexes) {
+    if (!acked || index > *acked) {
+      pending.emplace_back(static_cast<std::int64_t>(index));
+    }
+  }
+  std::int64_t last_acked = acked ? std::min<std::int64_t>(*acked, last_sent) : 0;
+  Value reply = Value::object({{std::string(kProbe), true},
+                               {"lastSentIndex", last_sent},
+                               {"lastAckedIndex", last_acked},
+                               {"pendingIndexes", Value(std::move(pending))}});
+  send_frame(conn, net::WsMessage{false, protocol::json_stringify(reply)});
+  return true;
 }
 
 storage::PersistedConn ActorInstance::persist_conn(const Connection& conn) const {
@@ -810,7 +1015,7 @@ void ActorInstance::note_message_taken(const Connection& conn) {
         self->index_flush_armed_ = false;
         if (!self->index_due_.empty()) {
           self->index_flush_now_ = true;
-          self->mark_state_dirty();
+          self->request_save();
         }
       }(shared_from_this()),
       "save message indexes");
@@ -826,7 +1031,7 @@ void ActorInstance::mark_conn_dirty(const std::string& conn_id) {
                            [&](const storage::PersistedConn& p) { return p.conn_id == conn_id; }),
             ups.end());
   ups.push_back(persist_conn(*conn));
-  mark_state_dirty();
+  request_save();
 }
 
 // ---- actions
@@ -838,6 +1043,14 @@ Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name
   auto it = definition_->hooks.actions.find(name);
   if (it == definition_->hooks.actions.end()) {
     co_return fail(action_not_found(name));
+  }
+  if (auto schema = definition_->hooks.input_schemas.find(name);
+      schema != definition_->hooks.input_schemas.end() && schema->second.check) {
+    if (auto problem = schema->second.check(args)) {
+      co_return fail(Error{"actor", "validation_error",
+                           "Invalid arguments for action `" + name + "`: " + *problem, std::nullopt,
+                           true});
+    }
   }
   auto action = catching(it->second(this, conn, std::move(args)));
   auto timeout = config_.clock->wait_for(definition_->options.action_timeout);
@@ -882,7 +1095,7 @@ std::string ActorInstance::schedule_at(std::int64_t at_ms, std::string action, A
   event.created_at = now_ms();
   schedules_[event.event_id] = event;
   pending_.schedule_upserts.push_back(event);
-  mark_state_dirty();
+  request_save();
   schedules_changed_.notify_all();
   return event.event_id;
 }
@@ -896,7 +1109,7 @@ bool ActorInstance::schedule_cancel(const std::string& id) {
                            [&](const storage::PersistedSchedule& s) { return s.event_id == id; }),
             ups.end());
   pending_.schedule_deletes.push_back(id);
-  mark_state_dirty();
+  request_save();
   schedules_changed_.notify_all();
   return true;
 }
@@ -1008,13 +1221,23 @@ Task<void> ActorInstance::run_scheduled(storage::PersistedSchedule event) {
         result.error().message);
     pending_.schedule_upserts.push_back(stored);
   }
-  mark_state_dirty();
+  request_save();
   schedules_changed_.notify_all();
 }
 
 // ---- outputs and saving -------------------------------------------------------------------------
 
 void ActorInstance::mark_state_dirty() {
+  if (in_state_change_) {
+    throw ActorError(Error{"actor", "state_mutation_reentrant",
+                           "Actor state mutation is re-entrant: onStateChange may not change the "
+                           "state",
+                           std::nullopt, false});
+  }
+  request_save();
+}
+
+void ActorInstance::request_save() {
   dirty_ = true;
   if (save_posted_) {
     return;
@@ -1070,12 +1293,14 @@ std::uint64_t ActorInstance::checkpoint() {
       }
       ++commits_in_flight_;
       util::spawn(strand_, commit(seq, std::move(write)), "commit actor state");
-      if (state_changed && definition_->hooks.on_state_change) {
+      if (state_changed && definition_->hooks.on_state_change && !in_state_change_) {
+        in_state_change_ = true;
         try {
           definition_->hooks.on_state_change(this);
         } catch (const std::exception& e) {
           log::warn("onStateChange failed actor_id={}: {}", actor_id_, e.what());
         }
+        in_state_change_ = false;
       }
     }
   }

@@ -37,7 +37,9 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -104,8 +106,9 @@ class ActorInstance final : public detail::ActorApi,
   Task<Delivery> deliver_raw(std::string conn_id, net::WsMessage message);
   /// Runs on_websocket for a newly opened (or re-attached) raw socket.
   Task<Result<void>> attach_raw_websocket(std::shared_ptr<Connection> conn, bool restored);
-  /// The socket of `conn_id` ended: runs its close handler and on_disconnect.
-  Task<void> connection_closed(std::string conn_id, std::uint16_t code, std::string reason);
+  /// The socket of `conn_id` ended: runs its close handler and on_disconnect. False when this
+  /// instance has no such connection.
+  Task<bool> connection_closed(std::string conn_id, std::uint16_t code, std::string reason);
 
   // ---- actions and outputs --------------------------------------------------------------------
 
@@ -143,6 +146,11 @@ class ActorInstance final : public detail::ActorApi,
   void sleep() override;
   void destroy() override;
   bool aborted() const override { return aborted_; }
+  void on_abort(std::function<void()> listener) override;
+  Task<void> wait_aborted() override;
+  Task<bool> wait_aborted_for(std::chrono::milliseconds timeout) override;
+  std::shared_ptr<detail::Latch> make_latch() override;
+  const DriverContext& driver_context() const override { return config_.driver; }
   void keep_awake(Task<void> task) override;
   void wait_until(Task<void> task) override;
   std::int64_t now_ms() const override;
@@ -161,7 +169,7 @@ class ActorInstance final : public detail::ActorApi,
   WorkScope track(Work kind);
   void work_changed();
   bool can_sleep() const;
-  bool work_drained(bool include_wait_until) const;
+  bool work_drained(bool include_wait_until, bool include_run) const;
 
   Task<void> idle_watch();
   Task<void> schedule_loop();
@@ -172,6 +180,20 @@ class ActorInstance final : public detail::ActorApi,
   storage::PersistedConn persist_conn(const Connection& conn) const;
   void request_stop(StopReason reason);
   void notify_alarm();
+  /// Schedules a save of whatever changed (runtime-internal changes; mark_state_dirty is the
+  /// user-facing one and refuses writes inside on_state_change).
+  void request_save();
+  /// Test mode: answers the raw-WebSocket ack-state probe; false when `message` is not one.
+  bool answer_ack_probe(Connection& conn, const net::WsMessage& message);
+  /// Fires the abort signal: listeners, waiters, schedules.
+  void fire_abort();
+  /// Ends a connection from the actor's side or the client's: the raw socket's close handler
+  /// (awaited), the transport close, then on_disconnect.
+  Task<void> end_connection(std::shared_ptr<Connection> conn,
+                            std::uint16_t code,
+                            std::string reason);
+  /// Runs a user hook with a time limit: `actor.callback_timed_out` when it is exceeded.
+  Task<Result<void>> run_hook(const char* what, Task<void> task, std::chrono::milliseconds limit);
 
   Task<void> commit(std::uint64_t seq, storage::ActorWrite write);
   void on_durable_progress();
@@ -201,6 +223,11 @@ class ActorInstance final : public detail::ActorApi,
   Notifier activity_;          // wakes the idle watch and the stop drain
   Notifier abort_signal_;      // fires with aborted_
   Notifier hard_abort_;        // fires with hard_aborted_
+  std::vector<std::function<void()>> abort_listeners_;
+  bool in_state_change_ = false;  // on_state_change is running: state writes are refused
+  /// Hibernated connections whose socket did not survive the sleep: restored for their
+  /// on_disconnect, which runs right after start.
+  std::vector<std::shared_ptr<Connection>> stale_conns_;
 
   // Schedules (in memory, mirrored to storage through the output gate).
   std::map<std::string, storage::PersistedSchedule> schedules_;

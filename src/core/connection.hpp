@@ -8,6 +8,8 @@
 // an outbox that releases each frame once the state write it follows is durable (the output
 // gate), preserving order.
 
+#include "net/websocket.hpp"
+#include "protocol/client/messages.hpp"
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/http.hpp>
 #include <rivetkit/websocket.hpp>
@@ -19,9 +21,6 @@
 #include <set>
 #include <string>
 
-#include "net/websocket.hpp"
-#include "protocol/client/messages.hpp"
-
 namespace rivetkit::core {
 
 class ActorInstance;
@@ -30,8 +29,13 @@ enum class ConnKind { kActorConnect, kHttp, kRawRequest, kRawWebSocket };
 
 class Connection final : public detail::ConnApi {
  public:
-  Connection(ActorInstance& owner, std::string id, ConnKind kind, Value params, Request request,
-             protocol::client::Encoding encoding, std::shared_ptr<net::WebSocket> transport);
+  Connection(ActorInstance& owner,
+             std::string id,
+             ConnKind kind,
+             Value params,
+             Request request,
+             protocol::client::Encoding encoding,
+             std::shared_ptr<net::WebSocket> transport);
 
   // detail::ConnApi
   const std::string& id() const override { return id_; }
@@ -54,6 +58,11 @@ class Connection final : public detail::ConnApi {
   }
   /// The raw-socket handle of a kRawWebSocket connection.
   std::shared_ptr<WebSocket::Impl> raw_socket;
+  /// ActorInstance::end_connection has begun for it (its close handler runs once).
+  bool ending = false;
+  /// Indexes of the inbound raw messages delivered to the handler (newest last, bounded), for
+  /// the test-mode ack-state probe.
+  std::deque<std::uint16_t> delivered_indexes;
   protocol::client::Encoding encoding() const { return encoding_; }
   void set_user_data(std::unique_ptr<detail::UserConnData> data) { data_ = std::move(data); }
 

@@ -1,8 +1,8 @@
 #include "core/errors.hpp"
 
-#include <boost/system/system_error.hpp>
-
 #include "util/log.hpp"
+
+#include <boost/system/system_error.hpp>
 
 namespace rivetkit::core {
 
@@ -30,6 +30,16 @@ unsigned public_status_code(std::string_view group, std::string_view code) {
   return 500;
 }
 
+std::string exception_message(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& err) {
+    return err.what();
+  } catch (...) {
+    return "a non-standard exception";
+  }
+}
+
 Error error_from_exception(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
@@ -45,8 +55,8 @@ Error error_from_exception(std::exception_ptr e) {
 }
 
 Error action_not_found(std::string_view name) {
-  return Error{"actor", "action_not_found",
-               "Action `" + std::string(name) + "` was not found.", std::nullopt, true};
+  return Error{"actor", "action_not_found", "Action `" + std::string(name) + "` was not found.",
+               std::nullopt, true};
 }
 
 Error actor_not_found(std::string_view actor_id) {

@@ -17,6 +17,8 @@ unsigned public_status_code(std::string_view group, std::string_view code);
 /// Converts an exception caught at a handler boundary: ActorError keeps its structured error,
 /// anything else becomes core.internal_error (and is logged by the caller).
 Error error_from_exception(std::exception_ptr e);
+/// The exception's own message (what() or the ActorError's message), for logs.
+std::string exception_message(std::exception_ptr e);
 
 Error action_not_found(std::string_view name);
 Error actor_not_found(std::string_view actor_id);

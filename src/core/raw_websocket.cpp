@@ -30,12 +30,17 @@ void WebSocket::set_message_handler(std::function<Task<void>(WebSocketMessage)> 
   impl_->on_message = std::move(handler);
 }
 
-void WebSocket::on_close(std::function<void(std::uint16_t, std::string)> handler) const {
+void WebSocket::set_close_handler(
+    std::function<Task<void>(std::uint16_t, std::string)> handler) const {
   impl_->on_close = std::move(handler);
 }
 
-const Request& WebSocket::request() const { return impl_->request; }
+const Request& WebSocket::request() const {
+  return impl_->request;
+}
 
-bool WebSocket::restored() const { return impl_->restored; }
+bool WebSocket::restored() const {
+  return impl_->restored;
+}
 
 }  // namespace rivetkit

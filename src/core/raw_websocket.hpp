@@ -3,19 +3,19 @@
 // Lives on the actor's strand; sends go through the connection's output gate. It holds only weak
 // references, so a handle kept by user code never keeps an instance or connection alive.
 
+#include "core/actor_instance.hpp"
+#include "core/connection.hpp"
 #include <rivetkit/websocket.hpp>
 
 #include <functional>
 #include <memory>
 
-#include "core/actor_instance.hpp"
-#include "core/connection.hpp"
-
 namespace rivetkit {
 
 class WebSocket::Impl {
  public:
-  Impl(std::weak_ptr<core::ActorInstance> owner, std::weak_ptr<core::Connection> connection,
+  Impl(std::weak_ptr<core::ActorInstance> owner,
+       std::weak_ptr<core::Connection> connection,
        Request req)
       : instance(std::move(owner)), conn(std::move(connection)), request(std::move(req)) {}
 
@@ -24,7 +24,7 @@ class WebSocket::Impl {
   Request request;
   bool restored = false;
   std::function<Task<void>(WebSocketMessage)> on_message;
-  std::function<void(std::uint16_t, std::string)> on_close;
+  std::function<Task<void>(std::uint16_t, std::string)> on_close;
 };
 
 }  // namespace rivetkit

@@ -214,11 +214,16 @@ Task<net::HttpResponse> handle_action(ActorTarget target,
 // ---- raw HTTP ---------------------------------------------------------------------------------
 
 // See ActorInstance::run_action: never let the raced operand throw.
-Task<Result<Response>> catching_request(Task<Response> handler) {
+Task<Result<Response>> catching_request(Task<std::optional<Response>> handler) {
   std::exception_ptr failure;
   try {
-    Response r = co_await std::move(handler);
-    co_return r;
+    std::optional<Response> r = co_await std::move(handler);
+    if (!r) {
+      // RivetKit answers an onRequest that returns nothing with a 500 that says so.
+      co_return fail(Error{"core", "internal_error", "onRequest handler must return a Response",
+                           std::nullopt, true});
+    }
+    co_return std::move(*r);
   } catch (...) {
     failure = std::current_exception();
   }
@@ -299,12 +304,12 @@ Task<ActorInstance::Delivery> deliver_raw_on_strand(std::shared_ptr<ActorInstanc
   co_return co_await std::move(op);
 }
 
-Task<void> closed_on_strand(std::shared_ptr<ActorInstance> instance,
+Task<bool> closed_on_strand(std::shared_ptr<ActorInstance> instance,
                             std::string conn_id,
                             std::uint16_t code,
                             std::string reason) {
   auto op = instance->connection_closed(std::move(conn_id), code, std::move(reason));
-  co_await std::move(op);
+  co_return co_await std::move(op);
 }
 
 // Hands one message to whichever instance is current, waking the actor if it sleeps. Returns
@@ -333,24 +338,30 @@ Task<bool> deliver_to_current(ActorTarget& target, net::WebSocket& socket, Make 
   co_return false;
 }
 
-// The client went away (or the actor closed the socket): run the close handling on the current
-// instance, waking the actor if it sleeps, so on_disconnect runs when the client really leaves.
-Task<void> end_session(ActorTarget target, std::string conn_id, net::WsCloseInfo info) {
+// The socket ended (the client went away, or the actor closed it). The instance that holds the
+// connection handles it (close handler, on_disconnect). Only a hibernatable connection can
+// outlive its instance: then the actor is resolved again (woken if it sleeps) so that
+// on_disconnect runs when the client really leaves. A connection the actor itself ended (on
+// sleep, destroy or disconnect()) is already gone and wakes nothing.
+Task<void> end_session(ActorTarget target,
+                       std::string conn_id,
+                       bool hibernatable,
+                       net::WsCloseInfo info) {
   // The socket stays registered until the close is handled: a sleeping actor that wakes for it
   // must find its connection (and then run on_disconnect), not reap it as gone.
-  auto instance = target.instance;
-  if (instance->lifecycle() != ActorInstance::Lifecycle::kStarted) {
+  bool handled = false;
+  if (target.instance->lifecycle() != ActorInstance::Lifecycle::kStopped) {
+    auto task = closed_on_strand(target.instance, conn_id, info.code, info.reason);
+    handled = co_await on_strand(target.instance, std::move(task));
+  }
+  if (!handled && hibernatable) {
     auto resolve_op = target.resolve();
     auto next = co_await std::move(resolve_op);
-    if (next) {
-      instance = std::move(*next);
-    } else {
-      instance = nullptr;  // destroyed, or the process is stopping: nothing left to notify
+    // Not resolved: destroyed, or the process is stopping; nothing left to notify.
+    if (next && *next != target.instance) {
+      auto task = closed_on_strand(*next, conn_id, info.code, std::move(info.reason));
+      co_await on_strand(*next, std::move(task));
     }
-  }
-  if (instance) {
-    auto task = closed_on_strand(instance, conn_id, info.code, std::move(info.reason));
-    co_await on_strand(instance, std::move(task));
   }
   if (target.sockets != nullptr) {
     target.sockets->remove(conn_id);
@@ -458,7 +469,7 @@ Task<void> connect_session(ActorTarget target,
       continue;
     }
   }
-  auto end_op = end_session(target, conn_id, socket->close_info());
+  auto end_op = end_session(target, conn_id, true, socket->close_info());
   co_await std::move(end_op);
 }
 
@@ -519,11 +530,18 @@ Task<void> raw_session(ActorTarget target,
   if (hibernatable && target.sockets != nullptr) {
     target.sockets->add(conn_id, socket);
   }
+  // A hibernatable socket of this process (local mode) numbers its messages here, as the
+  // gateway numbers them in engine mode; the session outlives the actor's sleeps, so the
+  // numbering continues across them.
+  std::uint16_t local_index = 0;
   while (true) {
     auto receive_op = socket->receive();
     auto msg = co_await std::move(receive_op);
     if (!msg) {
       break;
+    }
+    if (hibernatable && !msg->index) {
+      msg->index = ++local_index;
     }
     auto delivered_op =
         deliver_to_current(target, *socket, [&](std::shared_ptr<ActorInstance> inst) {
@@ -531,7 +549,7 @@ Task<void> raw_session(ActorTarget target,
         });
     co_await std::move(delivered_op);
   }
-  auto end_op = end_session(target, conn_id, socket->close_info());
+  auto end_op = end_session(target, conn_id, hibernatable, socket->close_info());
   co_await std::move(end_op);
 }
 

@@ -1,16 +1,21 @@
 #pragma once
 // Settings the runtime shares with every actor instance.
 
+#include "util/clock.hpp"
+#include <rivetkit/driver_context.hpp>
+
 #include <cstddef>
 #include <memory>
-
-#include "util/clock.hpp"
 
 namespace rivetkit::core {
 
 struct RuntimeConfig {
   std::size_t max_incoming_message_size = 65'536;
   std::size_t max_outgoing_message_size = 1'048'576;
+  /// What create_vars learns about the driver (mode, test mode).
+  DriverContext driver;
+  /// Test mode (RegistryConfig::test_mode): the raw-WebSocket ack-state probe is answered.
+  bool test_mode = false;
   /// Every timer of the runtime; tests substitute a util::ManualClock.
   std::shared_ptr<util::Clock> clock = std::make_shared<util::SystemClock>();
 };

@@ -161,6 +161,12 @@ Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
   }
   // Hibernated sockets of this actor resume before it runs (§4.11); ones this process does not
   // hold (it was restarted, or the actor moved here) are closed so their clients reconnect.
+  {
+    std::lock_guard lock(self->restore_mutex_);
+    for (const auto& hr : hibernating) {
+      self->listed_hibernating_[stream_key(hr.gateway_id, hr.request_id)] = actor_id;
+    }
+  }
   for (const auto& hr : hibernating) {
     auto key = stream_key(hr.gateway_id, hr.request_id);
     auto ws = self->sockets_by_request_.find(key);
@@ -336,7 +342,14 @@ void EnvoyDriver::alarm_changed(const std::string& actor_id, std::optional<std::
 std::shared_ptr<net::WebSocket> EnvoyDriver::hibernated_socket(
     const storage::PersistedConn& record) {
   if (auto held = sockets_.find(record.conn_id)) {
-    return held;  // it waited in this process while the actor slept
+    std::lock_guard lock(restore_mutex_);
+    if (listed_hibernating_.count(record.gateway_id + record.request_id) != 0) {
+      return held;  // it waited in this process while the actor slept
+    }
+    // The engine no longer lists it: the client left while the actor slept. The connection is
+    // restored without a socket (its on_disconnect runs) and the socket here is closed.
+    held->close(1000, "ws.client_gone_during_sleep");
+    return nullptr;
   }
   if (record.gateway_id.size() != 4 || record.request_id.size() != 4) {
     return nullptr;
@@ -364,6 +377,9 @@ void EnvoyDriver::finish_restores(const std::string& actor_id,
   std::vector<std::pair<std::string, Restorable>> mine;
   {
     std::lock_guard lock(restore_mutex_);
+    for (auto it = listed_hibernating_.begin(); it != listed_hibernating_.end();) {
+      it = it->second == actor_id ? listed_hibernating_.erase(it) : std::next(it);
+    }
     for (auto it = restorable_.begin(); it != restorable_.end();) {
       if (it->second.actor_id == actor_id) {
         mine.emplace_back(it->first, std::move(it->second));

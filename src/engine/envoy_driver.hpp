@@ -163,6 +163,10 @@ class EnvoyDriver final : public core::LifecycleDriver,
   // Any thread (claimed from actor strands while an instance starts).
   std::mutex restore_mutex_;
   std::map<std::string, Restorable> restorable_;
+  /// The hibernating requests (stream keys) the engine listed in the start of each starting
+  /// actor: a socket held here whose request is not listed is gone (the client left while the
+  /// actor slept; the gateway does not tell a sleeping actor).
+  std::map<std::string, std::string> listed_hibernating_;  // stream key -> actor id
 };
 
 }  // namespace rivetkit::engine

@@ -50,6 +50,7 @@ std::shared_ptr<TunnelWebSocket> TunnelWebSocket::restored(std::shared_ptr<Envoy
   ws->last_in_ = last_received;
   ws->taken_ = last_received;
   ws->acked_ = last_received;
+  ws->acked_mirror_ = last_received;
   ws->out_index_ = next_sent;
   return ws;
 }
@@ -64,6 +65,14 @@ std::optional<net::WsResumePoint> TunnelWebSocket::resume_point() const {
   }
   return net::WsResumePoint{bytes_of(gateway_id_), bytes_of(request_id_), taken_.load(),
                             out_index_.load()};
+}
+
+std::optional<std::uint16_t> TunnelWebSocket::acked_index() const {
+  const auto v = acked_mirror_.load();
+  if (v < 0) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint16_t>(v);
 }
 
 void TunnelWebSocket::open() {
@@ -150,6 +159,7 @@ void TunnelWebSocket::ack_durable(envoy::MessageIndex index) {
     return;
   }
   acked_ = index;
+  acked_mirror_ = index;
   link_->send(envoy::ToRivet{
       envoy::ToRivetTunnelMessage{next_id(), envoy::ToRivetWebSocketMessageAck{index}}});
   if (distance(taken_.load(), index) <= 0) {
@@ -202,6 +212,7 @@ Task<std::optional<net::WsMessage>> TunnelWebSocket::receive() {
       // Taken by the session; acknowledged once the actor saved this index (ack_durable).
       self->taken_ = index;
       self->arm_ack_fallback();
+      msg.index = index;
     }
     co_return std::move(msg);
   };

@@ -51,6 +51,7 @@ class TunnelWebSocket final : public net::WebSocket,
   net::WsCloseInfo close_info() const override;
   std::size_t buffered_bytes() const override { return 0; }
   std::optional<net::WsResumePoint> resume_point() const override;
+  std::optional<std::uint16_t> acked_index() const override;
 
   // Driver side (on the link strand).
   /// Sends ToRivetWebSocketOpen (at open, and again when a hibernated socket is restored).
@@ -79,6 +80,7 @@ class TunnelWebSocket final : public net::WebSocket,
   std::vector<net::WsMessage> unsent_;         // sends before open() (a restored socket)
   std::atomic<envoy::MessageIndex> taken_{0};  // last index handed to the session
   std::optional<envoy::MessageIndex> acked_;
+  std::atomic<std::int32_t> acked_mirror_{-1};  // acked_ for other threads (-1: none)
   /// When the oldest message not yet acknowledged was taken.
   std::optional<boost::asio::steady_timer::time_point> unacked_since_;
   bool ack_fallback_armed_ = false;

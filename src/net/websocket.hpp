@@ -13,6 +13,9 @@ namespace rivetkit::net {
 struct WsMessage {
   bool binary = false;
   std::string data;
+  /// Inbound only: the message's index on a hibernatable socket (engine mode: the gateway's
+  /// numbering; local mode: assigned by the socket session), else nullopt.
+  std::optional<std::uint16_t> index = std::nullopt;
 };
 
 /// Where a socket carried through a gateway tunnel stands (engine mode, envoy-protocol.md §4.11):
@@ -48,6 +51,9 @@ class WebSocket {
   virtual std::size_t buffered_bytes() const = 0;
   /// Thread-safe. nullopt for sockets that cannot be resumed elsewhere.
   virtual std::optional<WsResumePoint> resume_point() const { return std::nullopt; }
+  /// Thread-safe. The last inbound index acknowledged to the gateway (engine mode, hibernatable
+  /// sockets), or nullopt: nothing acknowledged yet, or nothing to acknowledge (local sockets).
+  virtual std::optional<std::uint16_t> acked_index() const { return std::nullopt; }
 };
 
 }  // namespace rivetkit::net

@@ -75,6 +75,14 @@ Result<RegistryConfig> RegistryConfig::from_env() {
                         std::nullopt, true});
     }
   }
+  if (auto v = env("RIVETKIT_TEST_MODE")) {
+    if (*v == "1" || *v == "true") {
+      c.test_mode = true;
+    } else if (*v != "0" && *v != "false") {
+      return fail(Error{"config", "invalid_value", "RIVETKIT_TEST_MODE must be 1 or 0",
+                        std::nullopt, true});
+    }
+  }
   c.endpoint = env("RIVET_ENDPOINT");
   if (!c.endpoint) {
     c.endpoint = env("RIVET_ENGINE");

@@ -86,6 +86,8 @@ Result<void> Registry::start(RegistryConfig config) {
   core::RuntimeConfig runtime_config;
   runtime_config.max_incoming_message_size = config.max_incoming_message_size;
   runtime_config.max_outgoing_message_size = config.max_outgoing_message_size;
+  runtime_config.test_mode = config.test_mode;
+  runtime_config.driver = DriverContext{"local", config.test_mode};
   impl_->runtime = std::make_unique<core::Runtime>(*impl_->io, runtime_config, impl_->definitions);
   impl_->server =
       std::make_unique<local::LocalServer>(*impl_->io, config, *impl_->runtime, impl_->store);
@@ -114,6 +116,8 @@ Result<void> Registry::start_engine_mode(const RegistryConfig& config) {
   core::RuntimeConfig runtime_config;
   runtime_config.max_incoming_message_size = config.max_incoming_message_size;
   runtime_config.max_outgoing_message_size = config.max_outgoing_message_size;
+  runtime_config.test_mode = config.test_mode;
+  runtime_config.driver = DriverContext{"engine", config.test_mode};
   impl_->runtime = std::make_unique<core::Runtime>(*impl_->io, runtime_config, impl_->definitions);
   unsigned threads = config.worker_threads != 0 ? config.worker_threads
                                                 : std::max(1u, std::thread::hardware_concurrency());

@@ -146,7 +146,9 @@ Value Value::object(std::initializer_list<std::pair<std::string_view, Value>> me
   return v;
 }
 
-Value Value::array(std::initializer_list<Value> items) { return Value{Array(items)}; }
+Value Value::array(std::initializer_list<Value> items) {
+  return Value{Array(items)};
+}
 
 std::string_view Value::kind_name() const {
   switch (kind()) {
@@ -204,9 +206,13 @@ Value& Value::operator[](std::string_view key) {
   return obj.back().value;
 }
 
-void Value::set(std::string_view key, Value v) { (*this)[key] = std::move(v); }
+void Value::set(std::string_view key, Value v) {
+  (*this)[key] = std::move(v);
+}
 
-bool Value::operator==(const Value& other) const { return v_ == other.v_; }
+bool Value::operator==(const Value& other) const {
+  return v_ == other.v_;
+}
 
 namespace {
 
@@ -316,12 +322,24 @@ void require_object(const Value& v) {
 
 namespace rivetkit::detail {
 
-void throw_invalid_argument(const std::string& action, std::size_t index,
+void throw_invalid_argument(const std::string& action,
+                            std::size_t index,
                             const std::string& reason) {
-  throw ActorError(Error{"actor", "invalid_request",
-                         "Invalid argument " + std::to_string(index) + " for action '" + action
-                             + "': " + reason,
-                         std::nullopt, true});
+  throw ActorError(
+      Error{"actor", "invalid_request",
+            "Invalid argument " + std::to_string(index) + " for action '" + action + "': " + reason,
+            std::nullopt, true});
+}
+
+}  // namespace rivetkit::detail
+
+namespace rivetkit::detail {
+
+void throw_state_not_enabled() {
+  throw ActorError(Error{"actor", "state_not_enabled",
+                         "State not enabled: this actor declares no state type (give it one with "
+                         "rivetkit::actor<State>(...) to use c.state())",
+                         std::nullopt, false});
 }
 
 }  // namespace rivetkit::detail

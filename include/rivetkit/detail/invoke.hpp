@@ -118,7 +118,11 @@ struct IsOptional : std::false_type {};
 template <class T>
 struct IsOptional<std::optional<T>> : std::true_type {};
 
-[[noreturn]] void throw_invalid_argument(const std::string& action, std::size_t index,
+/// RivetKit's `actor.state_not_enabled`: state used by an actor that declares none.
+[[noreturn]] void throw_state_not_enabled();
+
+[[noreturn]] void throw_invalid_argument(const std::string& action,
+                                         std::size_t index,
                                          const std::string& reason);
 
 template <class T>
@@ -148,8 +152,7 @@ Tuple convert_all_args(Array args, const std::string& action) {
   if constexpr (std::is_same_v<Tuple, std::tuple<RestArgs>>) {
     return Tuple{RestArgs{std::move(args)}};
   } else {
-    return convert_args<Tuple>(args, action,
-                               std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+    return convert_args<Tuple>(args, action, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
   }
 }
 
@@ -160,7 +163,9 @@ template <class Ctx, class F>
 Task<Value> invoke_action(F f, Ctx ctx, std::string action, Array raw_args) {
   using Params = typename DropFirst<typename HandlerSignature<F, Ctx>::Args>::type;
   Params params = convert_all_args<Params>(std::move(raw_args), action);
-  auto call = [&f, &ctx](auto&... xs) { return std::invoke(f, ctx, xs...); };
+  auto call = [&f, &ctx](auto&... xs) {
+    return std::invoke(f, ctx, xs...);
+  };
   using R = decltype(std::apply(call, params));
   using T = typename Awaited<R>::type;
   if constexpr (Awaited<R>::kIsTask) {

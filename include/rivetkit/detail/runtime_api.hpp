@@ -3,7 +3,9 @@
 /// User code never names these types; the templates in actor.hpp adapt typed handlers to them,
 /// and src/core implements ActorApi and ConnApi. Everything here runs on the actor's strand.
 
+#include <rivetkit/driver_context.hpp>
 #include <rivetkit/http.hpp>
+#include <rivetkit/input_schema.hpp>
 #include <rivetkit/options.hpp>
 #include <rivetkit/schedule.hpp>
 #include <rivetkit/task.hpp>
@@ -16,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +43,17 @@ class UserConnData {
   virtual ~UserConnData() = default;
   virtual Value state_to_value() const = 0;
   virtual void state_from_value(const Value& v) = 0;
+};
+
+/// A one-shot flag on the actor's strand that coroutines can wait for (the results of
+/// keep_awake / wait_until tasks).
+class Latch {
+ public:
+  virtual ~Latch() = default;
+  virtual void set() = 0;
+  virtual bool is_set() const = 0;
+  /// Resumes once set() has been called (at once if it has).
+  virtual Task<void> wait() = 0;
 };
 
 class ConnApi {
@@ -81,8 +95,17 @@ class ActorApi {
   virtual void sleep() = 0;
   /// Asks the runtime to destroy the actor (its data is wiped).
   virtual void destroy() = 0;
-  /// True once the actor has begun stopping (sleep or destroy).
+  /// True once the actor has begun stopping (sleep or destroy): the abort signal.
   virtual bool aborted() const = 0;
+  /// Calls `listener` when the abort signal fires (at once, posted, if it has already).
+  virtual void on_abort(std::function<void()> listener) = 0;
+  /// Resumes once the abort signal has fired.
+  virtual Task<void> wait_aborted() = 0;
+  /// Waits up to `timeout`; true when the abort signal fired first.
+  virtual Task<bool> wait_aborted_for(std::chrono::milliseconds timeout) = 0;
+  virtual std::shared_ptr<Latch> make_latch() = 0;
+  /// What create_vars may learn about the driver.
+  virtual const DriverContext& driver_context() const = 0;
   /// Runs `task` on the actor's strand; the actor stays awake (and stopping waits) until it ends.
   virtual void keep_awake(Task<void> task) = 0;
   /// Runs `task` on the actor's strand; it does not keep the actor awake, but stopping waits for
@@ -113,7 +136,8 @@ struct ActorHooks {
       create_conn_data;
   std::function<Task<void>(ActorApi*, ConnApi*)> on_connect;
   std::function<Task<void>(ActorApi*, ConnApi*)> on_disconnect;
-  std::function<Task<Response>(ActorApi*, ConnApi*, Request)> on_request;
+  /// nullopt: the handler returned nothing (answered 500, as RivetKit does).
+  std::function<Task<std::optional<Response>>(ActorApi*, ConnApi*, Request)> on_request;
   std::function<Task<void>(ActorApi*, ConnApi*, WebSocket)> on_websocket;
   /// Background handler started after on_wake; cancelled when the actor stops.
   std::function<Task<void>(ActorApi*)> run;
@@ -121,6 +145,8 @@ struct ActorHooks {
   std::function<std::unique_ptr<UserConnData>(const Value& params, const Value& state)>
       restore_conn_data;
   std::map<std::string, ActionFn, std::less<>> actions;
+  /// Checks of the raw arguments of some actions (`actor.validation_error` when they fail).
+  std::map<std::string, InputSchema, std::less<>> input_schemas;
 };
 
 struct ActorDefinitionData {

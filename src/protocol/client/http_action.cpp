@@ -73,8 +73,8 @@ std::string encode_http_action_response(Encoding e, const Value& output) {
     w.data(detail::encode_compat_cbor(output));
     return out;
   }
-  return detail::serialize_document(e,
-                                    Value::object({{"output", detail::user_value_out(e, output)}}));
+  return detail::serialize_document(
+      e, Value::object({{"output", detail::required_user_value_out(e, output)}}));
 }
 
 }  // namespace rivetkit::protocol::client

@@ -75,9 +75,9 @@ Value document_for(Encoding e, const ErrorMessage& m) {
 }
 
 Value document_for(Encoding e, const ActionResponse& m) {
-  return envelope(
-      "ActionResponse",
-      Value::object({{"id", id_value(e, m.id)}, {"output", detail::user_value_out(e, m.output)}}));
+  return envelope("ActionResponse",
+                  Value::object({{"id", id_value(e, m.id)},
+                                 {"output", detail::required_user_value_out(e, m.output)}}));
 }
 
 Value document_for(Encoding e, const Event& m) {

@@ -81,6 +81,13 @@ Value user_value_out(Encoding e, const Value& v) {
   return compat_encode(v, e == Encoding::kJson ? CompatMode::kJson : CompatMode::kCbor);
 }
 
+Value required_user_value_out(Encoding e, const Value& v) {
+  if (e == Encoding::kJson && v.is_undefined()) {
+    return Value(nullptr);
+  }
+  return user_value_out(e, v);
+}
+
 Array normalize_args(Value args) {
   if (args.is_array()) {
     return std::move(args.as_array());

@@ -43,6 +43,10 @@ Value cbor_bigint(std::uint64_t v);
 
 /// Compat-tags an outgoing user value for the JSON or CBOR transport.
 Value user_value_out(Encoding e, const Value& v);
+/// The same for a member the client requires (an action's `output`): JSON has no undefined, so a
+/// top-level undefined becomes null there (as rivetkit-core answers a void action), never an
+/// absent member, which the TS client rejects.
+Value required_user_value_out(Encoding e, const Value& v);
 
 /// Action arguments from the `args` value (after revival): an array is the list, null/undefined
 /// means none, anything else is one argument.

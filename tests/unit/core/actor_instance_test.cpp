@@ -4,6 +4,7 @@
 
 #include "core/actor_instance.hpp"
 
+#include "protocol/cbor/cbor.hpp"
 #include <rivetkit/rivetkit.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -11,14 +12,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
 #include <gtest/gtest.h>
 
 #include <deque>
 #include <functional>
 #include <memory>
-
-#include "protocol/cbor/cbor.hpp"
 
 namespace rivetkit::core {
 namespace {
@@ -38,8 +36,13 @@ class GatedStore final : public storage::ActorStore {
   Task<Result<void>> commit(storage::ActorWrite write) override {
     auto op = asio::async_initiate<decltype(asio::use_awaitable), void(Result<void>)>(
         [this, write = std::move(write)](auto handler) mutable {
+          // Completed through the handler's own executor (the actor's strand), as real stores do.
+          auto ex = asio::get_associated_executor(handler, io_.get_executor());
           auto h = std::make_shared<decltype(handler)>(std::move(handler));
-          pending_.push_back({std::move(write), [h](Result<void> r) { (*h)(std::move(r)); }});
+          pending_.push_back({std::move(write), [h, ex](Result<void> r) {
+                                asio::post(ex,
+                                           [h, r = std::move(r)]() mutable { (*h)(std::move(r)); });
+                              }});
         },
         asio::use_awaitable);
     co_return co_await std::move(op);
@@ -168,7 +171,8 @@ class InstanceTest : public ::testing::Test {
 
   // Runs `task` on the instance's strand; returns a slot filled when it completes.
   template <class T>
-  std::shared_ptr<std::optional<T>> spawn(const std::shared_ptr<ActorInstance>& inst, Task<T> task) {
+  std::shared_ptr<std::optional<T>> spawn(const std::shared_ptr<ActorInstance>& inst,
+                                          Task<T> task) {
     auto out = std::make_shared<std::optional<T>>();
     asio::co_spawn(inst->strand(), std::move(task), [out](std::exception_ptr e, T v) {
       if (e) {
@@ -360,13 +364,14 @@ TEST_F(InstanceTest, DisconnectRunsOnce) {
                                                 protocol::client::Encoding::kJson, nullptr));
   settle();
   auto conn = ***open;
-  auto a = spawn(inst, [](std::shared_ptr<ActorInstance> i, std::shared_ptr<Connection> c) -> Task<bool> {
-    auto first = i->close_connection(c);
-    co_await std::move(first);
-    auto second = i->close_connection(c);
-    co_await std::move(second);
-    co_return true;
-  }(inst, conn));
+  auto a = spawn(inst,
+                 [](std::shared_ptr<ActorInstance> i, std::shared_ptr<Connection> c) -> Task<bool> {
+                   auto first = i->close_connection(c);
+                   co_await std::move(first);
+                   auto second = i->close_connection(c);
+                   co_await std::move(second);
+                   co_return true;
+                 }(inst, conn));
   settle();
   EXPECT_EQ(std::count(rec->hooks.begin(), rec->hooks.end(), "onDisconnect"), 1);
 }

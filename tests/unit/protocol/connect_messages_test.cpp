@@ -290,10 +290,15 @@ TEST(ToClient, UserValuesAreCompatTagged) {
             "826a24556e646566696e656400");
 }
 
-TEST(ToClient, UndefinedOutputIsDroppedInJson) {
-  // JSON.stringify drops it; the client's schema has output: unknown, so it reads undefined.
+TEST(ToClient, UndefinedOutputIsNullInJson) {
+  // A void action: the TS client requires `output` (an absent one fails its schema and the call
+  // never resolves), so JSON carries null, as rivetkit-core sends; nested undefined still follows
+  // JSON.stringify.
   EXPECT_EQ(encode_to_client(Encoding::kJson, ActionResponse{0, Value(Undefined{})}),
-            R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt","0"]}}})");
+            R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt","0"],"output":null}}})");
+  EXPECT_EQ(encode_to_client(Encoding::kJson,
+                             ActionResponse{0, Value::object({{"a", Value(Undefined{})}})}),
+            R"({"body":{"tag":"ActionResponse","val":{"id":["$BigInt","0"],"output":{}}}})");
 }
 
 TEST(ToClient, LargeIds) {

@@ -140,7 +140,8 @@ TEST(HttpAction, EchoPlainValues) {
 }
 
 TEST(HttpAction, UndefinedOutput) {
-  EXPECT_EQ(encode_http_action_response(Encoding::kJson, Value(Undefined{})), "{}");
+  // The TS client requires `output`: a void action answers null in JSON (rivetkit-core does too).
+  EXPECT_EQ(encode_http_action_response(Encoding::kJson, Value(Undefined{})), R"({"output":null})");
   EXPECT_EQ(to_hex(encode_http_action_response(Encoding::kBare, Value(Undefined{}))),
             "04000d826a24556e646566696e656400");
 }
