@@ -95,13 +95,15 @@ rivetkit::Value with_id(rivetkit::Value id, const rivetkit::Value& body) {
 }
 
 rivetkit::Response hono_route(const rivetkit::Request& req) {
+  // "/" -> [], "/users" -> ["users"], "/users/1" -> ["users", "1"], "/users/" -> ["users", ""]
   std::vector<std::string_view> segments;
   std::string_view rest = req.path;
-  while (!rest.empty()) {
-    if (rest.front() == '/') {
-      rest.remove_prefix(1);
-    }
+  while (!rest.empty() && rest.front() == '/') {
+    rest.remove_prefix(1);
     auto slash = rest.find('/');
+    if (slash == std::string_view::npos && rest.empty() && segments.empty()) {
+      break;
+    }
     segments.push_back(rest.substr(0, slash));
     rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
   }

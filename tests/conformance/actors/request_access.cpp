@@ -51,7 +51,8 @@ RequestInfo info_of(const rivetkit::Request& req) {
   info.requestUrl = request_url(req);
   info.requestMethod = req.method;
   // headers_object already joins repeated headers the way Headers.forEach does.
-  for (const auto& m : headers_object(req).as_object()) {
+  const rivetkit::Value headers = headers_object(req);
+  for (const auto& m : headers.as_object()) {
     info.requestHeaders[m.key] = m.value.as_string();
   }
   return info;
