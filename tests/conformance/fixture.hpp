@@ -12,6 +12,16 @@ namespace fixture {
 
 // One function per actors/<group>.cpp; main.cpp calls them all.
 void add_counter_actors(rivetkit::Registry& registry);
+void add_request_access_actors(rivetkit::Registry& registry);
+void add_raw_http_actors(rivetkit::Registry& registry);
+void add_raw_websocket_actors(rivetkit::Registry& registry);
+void add_hibernation_actors(rivetkit::Registry& registry);
+void add_destroy_actors(rivetkit::Registry& registry);
+void add_start_stop_race_actors(rivetkit::Registry& registry);
+void add_save_state_actors(rivetkit::Registry& registry);
+void add_scheduled_actors(rivetkit::Registry& registry);
+void add_run_actors(rivetkit::Registry& registry);
+void add_sleep_actors(rivetkit::Registry& registry);
 
 /// Wall-clock milliseconds since the Unix epoch (JS Date.now()).
 inline std::int64_t now_ms() {

@@ -32,5 +32,15 @@ int main(int argc, char** argv) {
 
   rivetkit::Registry registry;
   fixture::add_counter_actors(registry);
+  fixture::add_request_access_actors(registry);
+  fixture::add_raw_http_actors(registry);
+  fixture::add_raw_websocket_actors(registry);
+  fixture::add_hibernation_actors(registry);
+  fixture::add_destroy_actors(registry);
+  fixture::add_start_stop_race_actors(registry);
+  fixture::add_save_state_actors(registry);
+  fixture::add_scheduled_actors(registry);
+  fixture::add_run_actors(registry);
+  fixture::add_sleep_actors(registry);
   return registry.run(argc, argv);
 }

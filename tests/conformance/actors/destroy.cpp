@@ -1,0 +1,127 @@
+// destroy.ts: destroy semantics (fresh state and vars after re-creation, stale handles) and the
+// observer the destroyed actors report to.
+
+#include "actors/request_view.hpp"
+#include "fixture.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fixture {
+namespace {
+
+std::string joined_key(const std::vector<std::string>& key) {
+  std::string out;
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    out += (i == 0 ? "" : "/") + key[i];
+  }
+  return out;
+}
+
+struct DestroyObserverState {
+  std::vector<std::string> destroyedActors;
+};
+RIVETKIT_FIELDS(DestroyObserverState, destroyedActors)
+
+rivetkit::ActorDefinition destroy_observer() {
+  return rivetkit::actor<DestroyObserverState>("destroyObserver")
+      .action("notifyDestroyed",
+              [](auto& c, std::string key) { c.state().destroyedActors.push_back(key); })
+      .action("wasDestroyed",
+              [](auto& c, std::string key) {
+                const auto& v = std::as_const(c).state().destroyedActors;
+                return std::find(v.begin(), v.end(), key) != v.end();
+              })
+      .action("reset", [](auto& c) { c.state().destroyedActors.clear(); });
+}
+
+struct DestroyState {
+  double value = 0;
+  std::string key;
+};
+RIVETKIT_FIELDS(DestroyState, value, key)
+
+struct DestroyVars {
+  std::string ephemeral = "fresh";
+};
+
+using DestroyTypes = rivetkit::ActorTypes<DestroyState, rivetkit::Value, DestroyVars>;
+
+rivetkit::ActorDefinition destroy_actor() {
+  return rivetkit::actor<DestroyTypes>("destroyActor")
+      .create_vars([](auto&) { return DestroyVars{}; })
+      // NEEDS: queues (queue `values`, received by the `receiveValue` action below)
+      .on_wake([](auto& c) { c.state().key = joined_key(c.key()); })
+      .on_request([](auto& c, const rivetkit::Request& req) {
+        if (req.path == "/state") {
+          const auto& s = std::as_const(c).state();
+          return rivetkit::Response::json(
+              json(rivetkit::Value::object({{"key", s.key}, {"value", s.value}})));
+        }
+        return rivetkit::Response(404, "Not Found");
+      })
+      .on_websocket([](auto& c, rivetkit::WebSocket ws) {
+        const auto& s = std::as_const(c).state();
+        ws.send(json(
+            rivetkit::Value::object({{"type", "welcome"}, {"key", s.key}, {"value", s.value}})));
+      })
+      .on_destroy([](auto&) {
+        // NEEDS: actor-to-actor client (c.client()):
+        //   destroyObserver.getOrCreate(["observer"]).notifyDestroyed(c.state().key)
+      })
+      .action("setValue",
+              [](auto& c, double value) -> rivetkit::Task<double> {
+                c.state().value = value;
+                co_await c.save_state();
+                co_return c.state().value;
+              })
+      .action("getValue", [](auto& c) { return std::as_const(c).state().value; })
+      .action("setEphemeral",
+              [](auto& c, std::string value) {
+                c.vars().ephemeral = value;
+                return c.vars().ephemeral;
+              })
+      .action("getEphemeral", [](auto& c) { return c.vars().ephemeral; })
+      // NEEDS: queues: `receiveValue()` takes the next message of queue `values` (timeout 0) and
+      // returns its body or null. Not registered until queues exist.
+      .action("destroy", [](auto& c) { c.destroy(); });
+}
+
+struct AbortSignalState {
+  std::int64_t abortEventCount = 0;
+};
+RIVETKIT_FIELDS(AbortSignalState, abortEventCount)
+
+rivetkit::ActorDefinition destroy_abort_signal_actor() {
+  return rivetkit::actor<AbortSignalState>("destroyAbortSignalActor")
+      .on_destroy([](auto&) {
+        // NEEDS: actor-to-actor client (c.client()):
+        //   destroyObserver.getOrCreate(["observer"]).notifyDestroyed(c.key().join("/"))
+      })
+      .action("requestDestroy", [](auto& c) {
+        const bool before_aborted = c.aborted();
+        // API-GAP: no abort signal object yet (c.abort_signal().aborted(), on_abort(listener));
+        // the signal's flag is read from c.aborted() and no abort listener (which would count
+        // abortEventCount up) can be registered.
+        const bool before_signal_aborted = c.aborted();
+        c.destroy();
+        return rivetkit::Value::object(
+            {{"beforeDestroyAborted", before_aborted},
+             {"beforeDestroySignalAborted", before_signal_aborted},
+             {"afterDestroyAborted", c.aborted()},
+             {"afterDestroySignalAborted", c.aborted()},
+             {"abortEventCountAfterDestroy", std::as_const(c).state().abortEventCount}});
+      });
+}
+
+}  // namespace
+
+void add_destroy_actors(rivetkit::Registry& registry) {
+  registry.add(destroy_observer());
+  registry.add(destroy_actor());
+  registry.add(destroy_abort_signal_actor());
+}
+
+}  // namespace fixture
