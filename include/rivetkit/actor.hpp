@@ -161,6 +161,27 @@ Task<T> await_pending(std::shared_ptr<PendingResult<T>> pending) {
   }
 }
 
+}  // namespace detail
+
+/// A task started by keep_awake / wait_until. It runs whether or not anyone waits for it; drop
+/// the handle to fire and forget, or `co_await handle.result()` for its value (its error is
+/// rethrown there, and logged by the runtime either way).
+template <class T>
+class BackgroundTask {
+ public:
+  explicit BackgroundTask(std::shared_ptr<detail::PendingResult<T>> pending)
+      : pending_(std::move(pending)) {}
+  /// Resumes when the task has finished: its result, or its error rethrown.
+  Task<T> result() const { return detail::await_pending<T>(pending_); }
+  /// True once the task has finished.
+  bool done() const { return pending_->latch->is_set(); }
+
+ private:
+  std::shared_ptr<detail::PendingResult<T>> pending_;
+};
+
+namespace detail {
+
 template <class Types>
 struct ActorData final : UserActorData {
   typename Types::StateType state{};
@@ -204,6 +225,8 @@ class Conn {
     api_->mark_state_dirty();
     return data().state;
   }
+  /// Reads the per-connection state without marking it changed.
+  const ConnState& state() const { return data().state; }
   const Request& request() const { return api_->request(); }
   bool is_hibernatable() const { return api_->is_hibernatable(); }
 
@@ -329,17 +352,16 @@ class Context {
   /// The abort signal: fires when the actor begins to stop. `run` and other long work watch it
   /// and return; what is still running when the grace period ends is cancelled.
   AbortSignal abort_signal() const { return AbortSignal(api_); }
-  /// Starts `task` now (on the actor's strand) and keeps the actor awake until it finishes.
-  /// The returned task yields its result (or rethrows its error) and may be ignored.
+  /// Starts `task` now (on the actor's strand) and keeps the actor awake until it finishes:
+  ///     auto v = co_await c.keep_awake(fetch()).result();   // or just c.keep_awake(fetch());
   template <class T>
-  Task<T> keep_awake(Task<T> task) const {
+  BackgroundTask<T> keep_awake(Task<T> task) const {
     return track<T>(std::move(task), true);
   }
   /// Starts `task` now in the background: the actor may sleep meanwhile, but stopping waits for
-  /// it within the grace period. An error is logged and does not fail the caller. The returned
-  /// task yields its result (or rethrows its error) and may be ignored.
+  /// it within the grace period. An error is logged and does not fail the caller.
   template <class T>
-  Task<T> wait_until(Task<T> task) const {
+  BackgroundTask<T> wait_until(Task<T> task) const {
     return track<T>(std::move(task), false);
   }
   /// Durable delayed calls of this actor's actions.
@@ -353,7 +375,7 @@ class Context {
 
  private:
   template <class T>
-  Task<T> track(Task<T> task, bool keep_awake) const {
+  BackgroundTask<T> track(Task<T> task, bool keep_awake) const {
     auto pending = std::make_shared<detail::PendingResult<T>>();
     pending->latch = api_->make_latch();
     auto runner = detail::run_into<T>(std::move(task), pending);
@@ -362,7 +384,7 @@ class Context {
     } else {
       api_->wait_until(std::move(runner));
     }
-    return detail::await_pending<T>(std::move(pending));
+    return BackgroundTask<T>(std::move(pending));
   }
   detail::ActorData<Types>& data() const {
     return *static_cast<detail::ActorData<Types>*>(api_->user_data());

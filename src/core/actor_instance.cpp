@@ -187,7 +187,7 @@ Task<Result<void>> ActorInstance::start() {
     co_return fail_start(loaded.error());
   }
 
-  Value input;
+  Value input{Undefined{}};  // no input given: JS undefined (not null)
   if (loaded->input) {
     auto decoded = decode_stored(*loaded->input);
     if (!decoded) {

@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   // Before any thread starts: setenv is not thread-safe.
   map_env("RIVETKIT_TEST_ENDPOINT", "RIVET_ENDPOINT");
   map_env("RIVETKIT_TEST_POOL_NAME", "RIVET_POOL");
+  // A test fixture: RivetKit's test mode (the raw-WebSocket ack-state probe the suite reads).
+  ::setenv("RIVETKIT_TEST_MODE", "1", 0);
   if (std::getenv("RIVETKIT_TEST_ENDPOINT") != nullptr) {
     // The suite's engine is always running; never start another.
     ::setenv("RIVETKIT_ENGINE_SPAWN", "never", 0);

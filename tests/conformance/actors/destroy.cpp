@@ -102,16 +102,14 @@ rivetkit::ActorDefinition destroy_abort_signal_actor() {
       })
       .action("requestDestroy", [](auto& c) {
         const bool before_aborted = c.aborted();
-        // API-GAP: no abort signal object yet (c.abort_signal().aborted(), on_abort(listener));
-        // the signal's flag is read from c.aborted() and no abort listener (which would count
-        // abortEventCount up) can be registered.
-        const bool before_signal_aborted = c.aborted();
+        const bool before_signal_aborted = c.abort_signal().aborted();
+        c.abort_signal().on_abort([c]() mutable { c.state().abortEventCount += 1; });
         c.destroy();
         return rivetkit::Value::object(
             {{"beforeDestroyAborted", before_aborted},
              {"beforeDestroySignalAborted", before_signal_aborted},
              {"afterDestroyAborted", c.aborted()},
-             {"afterDestroySignalAborted", c.aborted()},
+             {"afterDestroySignalAborted", c.abort_signal().aborted()},
              {"abortEventCountAfterDestroy", std::as_const(c).state().abortEventCount}});
       });
 }

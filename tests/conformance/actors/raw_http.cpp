@@ -51,11 +51,9 @@ rivetkit::ActorDefinition raw_http_no_handler_actor() {
 }
 
 rivetkit::ActorDefinition raw_http_void_return_actor() {
-  // API-GAP: on_request must return a Response; a handler that returns nothing (answered 500 by
-  // the runtime) cannot be written yet. Once it can, this actor gets
-  //   .on_request([](auto&, const rivetkit::Request&) {})
-  // Until then it has no handler at all (raw HTTP answers 404).
-  return rivetkit::actor<>("rawHttpVoidReturnActor");
+  // A handler that returns nothing: the runtime answers 500.
+  return rivetkit::actor<>("rawHttpVoidReturnActor")
+      .on_request([](auto&, const rivetkit::Request&) {});
 }
 
 // ---- rawHttpHonoActor: the TS fixture keeps a Hono router in vars; this is the same routes ----

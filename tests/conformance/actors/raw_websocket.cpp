@@ -43,9 +43,9 @@ void on_raw_message(Ctx c, const rivetkit::WebSocket& ws, const rivetkit::WebSoc
     return;
   }
   const std::string type = type_of(*parsed);
-  // API-GAP: WebSocketMessage has no hibernatable message index yet (rivetMessageIndex); it is
-  // reported as null, as the TS fixture does when the index is unknown.
-  const rivetkit::Value message_index{};
+  // rivetMessageIndex: null on sockets that are not hibernatable, as in the TS fixture.
+  const rivetkit::Value message_index =
+      msg.index ? rivetkit::Value(static_cast<std::int64_t>(*msg.index)) : rivetkit::Value(nullptr);
   if (type == "ping") {
     ws.send(json(rivetkit::Value::object({{"type", "pong"}, {"timestamp", now_ms()}})));
   } else if (type == "getStats") {

@@ -14,11 +14,9 @@
 
 namespace fixture {
 
-/// The request's URL.
-// API-GAP: Request has no full URL (`url`) yet; it is rebuilt here from the path and query the
-// actor sees, on a placeholder origin.
+/// The request's URL (Fetch's request.url).
 inline std::string request_url(const rivetkit::Request& req) {
-  return "http://actor" + req.path + req.search;
+  return req.url();
 }
 
 /// The headers as `Headers.forEach` gives them: lower-case names in sorted order, repeated

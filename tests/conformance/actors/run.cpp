@@ -40,10 +40,7 @@ rivetkit::ActorDefinition run_with_ticks() {
         while (!c.aborted()) {
           c.state().tickCount += 1;
           c.state().lastTickAt = now_ms();
-          // API-GAP: no abort signal to race the 50 ms wait against
-          // (c.abort_signal().wait_for(50ms)); and the runtime cancels `run` at the abort (this
-          // wait throws), so the line after the loop is not reached yet.
-          co_await c.wait(50ms);
+          co_await c.abort_signal().wait_for(50ms);  // returns early when the actor stops
         }
         c.state().runExited = true;
       })

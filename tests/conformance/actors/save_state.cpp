@@ -63,8 +63,8 @@ rivetkit::ActorDefinition save_state_actor() {
       .action("saveDeferredAndBlock",
               [](auto& c, double value, double max_wait_ms) -> rivetkit::Task<void> {
                 c.state().value = value;
-                // API-GAP: save_state() has no deadline option (`maxWait`); it saves at once,
-                // which is within any deadline.
+                // RivetKit's `maxWait` bounds how long the save may be deferred; save_state()
+                // always saves at once, which meets any bound.
                 (void)max_wait_ms;
                 co_await c.save_state();
                 // NEEDS: actor-to-actor client (c.client()):

@@ -287,12 +287,10 @@ rivetkit::ActorDefinition async_raw_ws_sleep_actor(std::string name, WsEvent eve
             return track_message(c, ws, std::move(msg));
           });
         } else {
-          ws.on_close([c](std::uint16_t, const std::string&) mutable {
+          // An async close handler: the runtime keeps the actor awake until it finishes.
+          ws.on_close([c](std::uint16_t, std::string) mutable -> rivetkit::Task<void> {
             c.state().closeStarted += 1;
-            // API-GAP: on_close cannot be asynchronous yet (a Task<void> close handler that the
-            // runtime tracks like an async message handler). The 250 ms of work after the close is
-            // a keep_awake task instead, which holds off sleep the same way.
-            c.keep_awake(finish_close(c));
+            return finish_close(c);
           });
         }
         ws.send(json(rivetkit::Value::object({{"type", "connected"}})));
@@ -399,11 +397,8 @@ rivetkit::Task<void> resolved() {
   co_return;
 }
 
-rivetkit::Task<void> resolved_with_value() {
-  // API-GAP: wait_until/keep_awake take only Task<void> (no Task<T> returning the value); the
-  // value `{ok: true}` is produced and dropped here.
-  [[maybe_unused]] rivetkit::Value value = rivetkit::Value::object({{"ok", true}});
-  co_return;
+rivetkit::Task<rivetkit::Value> resolved_with_value() {
+  co_return rivetkit::Value::object({{"ok", true}});
 }
 
 rivetkit::Task<void> rejected() {
@@ -432,19 +427,18 @@ rivetkit::ActorDefinition counter_wait_until_probe() {
                 c.wait_until(rejected());  // a failing waitUntil must not fail the action
                 return c.state().count;
               })
-      // API-GAP: keep_awake is not awaitable yet (TS: `await c.keepAwake(promise)`); the two
-      // actions below start it and return without waiting for it.
       .action("triggerKeepAwakeVoid",
-              [](auto& c) {
+              [](auto& c) -> rivetkit::Task<std::int64_t> {
                 c.state().count += 1;
-                c.keep_awake(resolved());
-                return c.state().count;
+                co_await c.keep_awake(resolved()).result();
+                co_return c.state().count;
               })
       .action("triggerKeepAwakeWithValue",
-              [](auto& c) {
+              [](auto& c) -> rivetkit::Task<std::int64_t> {
                 c.state().count += 1;
-                c.keep_awake(resolved_with_value());
-                return c.state().count;
+                rivetkit::Value value = co_await c.keep_awake(resolved_with_value()).result();
+                (void)value;
+                co_return c.state().count;
               })
       .action("getCount", [](auto& c) { return std::as_const(c).state().count; });
 }
@@ -467,17 +461,6 @@ struct StoppingVars {
 using AbortListenerVarsTypes =
     rivetkit::ActorTypes<AbortListenerVarsState, rivetkit::Value, StoppingVars>;
 
-/// Runs `listener(c)` once the actor's abort signal has fired.
-// API-GAP: no abort listener (c.abort_signal().on_abort / wait()) yet; a background task polls
-// c.aborted() every 10 ms instead.
-template <class Ctx, class F>
-rivetkit::Task<void> on_abort(Ctx c, F listener) {
-  while (!c.aborted()) {
-    co_await c.wait(10ms);
-  }
-  listener(c);
-}
-
 rivetkit::ActorDefinition sleep_abort_listener_vars_actor() {
   return rivetkit::actor<AbortListenerVarsTypes>("sleepAbortListenerVarsActor")
       .options(sleep_options())
@@ -494,11 +477,11 @@ rivetkit::ActorDefinition sleep_abort_listener_vars_actor() {
         if (c.aborted()) {
           return;
         }
-        c.wait_until(on_abort(c, [wake_index](auto& ctx) {
+        c.abort_signal().on_abort([c, wake_index]() mutable {
           // vars is a C++ member of the running instance: it is always an object here.
-          ctx.vars().isStopping = true;
-          ctx.state().abortVarsSeenPerWake[wake_index - 1] = "object";
-        }));
+          c.vars().isStopping = true;
+          c.state().abortVarsSeenPerWake[wake_index - 1] = "object";
+        });
       })
       .on_sleep([](auto& c) -> rivetkit::Task<void> {
         c.state().sleepCount += 1;
