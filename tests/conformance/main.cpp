@@ -32,5 +32,12 @@ int main(int argc, char** argv) {
 
   rivetkit::Registry registry;
   fixture::add_counter_actors(registry);
+  fixture::add_counter_variant_actors(registry);
+  fixture::add_action_actors(registry);
+  fixture::add_error_actors(registry);
+  fixture::add_state_actors(registry);
+  fixture::add_connection_actors(registry);
+  fixture::add_lifecycle_hook_actors(registry);
+  fixture::add_warmup_actors(registry);
   return registry.run(argc, argv);
 }
