@@ -22,6 +22,13 @@ void add_save_state_actors(rivetkit::Registry& registry);
 void add_scheduled_actors(rivetkit::Registry& registry);
 void add_run_actors(rivetkit::Registry& registry);
 void add_sleep_actors(rivetkit::Registry& registry);
+void add_counter_variant_actors(rivetkit::Registry& registry);
+void add_action_actors(rivetkit::Registry& registry);
+void add_error_actors(rivetkit::Registry& registry);
+void add_state_actors(rivetkit::Registry& registry);
+void add_connection_actors(rivetkit::Registry& registry);
+void add_lifecycle_hook_actors(rivetkit::Registry& registry);
+void add_warmup_actors(rivetkit::Registry& registry);
 
 /// Wall-clock milliseconds since the Unix epoch (JS Date.now()).
 inline std::int64_t now_ms() {

@@ -44,5 +44,12 @@ int main(int argc, char** argv) {
   fixture::add_scheduled_actors(registry);
   fixture::add_run_actors(registry);
   fixture::add_sleep_actors(registry);
+  fixture::add_counter_variant_actors(registry);
+  fixture::add_action_actors(registry);
+  fixture::add_error_actors(registry);
+  fixture::add_state_actors(registry);
+  fixture::add_connection_actors(registry);
+  fixture::add_lifecycle_hook_actors(registry);
+  fixture::add_warmup_actors(registry);
   return registry.run(argc, argv);
 }
