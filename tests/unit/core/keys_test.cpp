@@ -26,7 +26,9 @@ TEST(Keys, ParseInvertsSerialize) {
   }
 }
 
-TEST(Keys, RejectsDanglingEscape) { EXPECT_FALSE(parse_key("abc\\").has_value()); }
+TEST(Keys, RejectsDanglingEscape) {
+  EXPECT_FALSE(parse_key("abc\\").has_value());
+}
 
 }  // namespace
 }  // namespace rivetkit::core
