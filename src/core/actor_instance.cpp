@@ -6,7 +6,6 @@
 #include "core/raw_websocket.hpp"
 #include "protocol/cbor/cbor.hpp"
 #include "protocol/compat.hpp"
-#include "protocol/json/json.hpp"
 #include "util/log.hpp"
 #include "util/spawn.hpp"
 #include <rivetkit/convert.hpp>
@@ -58,6 +57,17 @@ Task<Result<Value>> catching(Task<Value> action) {
     failure = std::current_exception();
   }
   co_return fail(error_from_exception(failure));
+}
+
+// Runs a task and hands back what it threw (null: it returned), for races: `||` waits for the
+// first *successful* operand, so an operand that may fail must not throw.
+Task<std::exception_ptr> capture(Task<void> task) {
+  try {
+    co_await std::move(task);
+  } catch (...) {
+    co_return std::current_exception();
+  }
+  co_return nullptr;
 }
 
 Result<Value> decode_stored(const std::string& bytes) {
@@ -464,6 +474,7 @@ Task<void> ActorInstance::stop(StopReason reason) {
     }
   }
   connections_.clear();
+  draining_.clear();  // released by the final save above, or dropped with a failed one
   abort_listeners_.clear();
   lifecycle_ = Lifecycle::kStopped;
   activity_.notify_all();
@@ -620,18 +631,16 @@ Task<void> ActorInstance::idle_watch() {
 Task<void> ActorInstance::run_background(Task<void> task, Work kind) {
   auto self = shared_from_this();
   auto work = track(kind);
-  std::exception_ptr failure;
-  try {
-    auto cancel = [](ActorInstance* inst) -> Task<void> {
-      while (!inst->hard_aborted_) {
-        co_await inst->hard_abort_.wait();
-      }
-    }(this);
-    co_await (std::move(task) || std::move(cancel));
-  } catch (...) {
-    failure = std::current_exception();
+  auto cancel = [](ActorInstance* inst) -> Task<void> {
+    while (!inst->hard_aborted_) {
+      co_await inst->hard_abort_.wait();
+    }
+  }(this);
+  auto raced = co_await (capture(std::move(task)) || std::move(cancel));
+  if (raced.index() == 1) {
+    co_return;  // the grace period ran out: cancelled
   }
-  if (failure) {
+  if (auto failure = std::get<0>(raced)) {
     Error e = error_from_exception(failure);
     // Worded as RivetKit logs it ("actor wait_until promise rejected"), for those who grep.
     log::warn("actor {} promise rejected: the task threw actor_id={} error={}.{} message={}",
@@ -654,14 +663,7 @@ Task<void> ActorInstance::run_handler() {
   // The handler is not cancelled at the abort signal: it sees c.abort_signal() and returns
   // within the grace period; only then (hard abort) is it cancelled. Its errors are caught here
   // (`||` would otherwise wait for the other operand after a failure).
-  auto handler = [](std::shared_ptr<ActorInstance> inst) -> Task<std::exception_ptr> {
-    try {
-      co_await inst->definition_->hooks.run(inst.get());
-    } catch (...) {
-      co_return std::current_exception();
-    }
-    co_return nullptr;
-  }(self);
+  auto handler = capture(definition_->hooks.run(this));
   auto cancel = [](ActorInstance* inst) -> Task<void> {
     while (!inst->hard_aborted_) {
       co_await inst->hard_abort_.wait();
@@ -760,6 +762,9 @@ Task<void> ActorInstance::close_connection(std::shared_ptr<Connection> conn) {
     co_return;  // already removed: exactly one on_disconnect per connection
   }
   connections_.erase(it);
+  if (!conn->flushed()) {
+    draining_.push_back(conn);  // its last frames leave once durable (on_durable_progress)
+  }
   if (conn->is_hibernatable()) {
     pending_.conn_deletes.push_back(conn->id());
     request_save();
@@ -888,16 +893,6 @@ Task<ActorInstance::Delivery> ActorInstance::deliver_raw(std::string conn_id,
   if (!conn || !conn->raw_socket) {
     co_return Delivery::kGone;
   }
-  if (config_.test_mode && answer_ack_probe(*conn, message)) {
-    note_message_taken(*conn);
-    co_return Delivery::kAccepted;
-  }
-  if (message.index) {
-    conn->delivered_indexes.push_back(*message.index);
-    if (conn->delivered_indexes.size() > 1024) {
-      conn->delivered_indexes.pop_front();
-    }
-  }
   auto handler = conn->raw_socket->on_message;  // a copy: the handler may replace itself
   if (!handler) {
     note_message_taken(*conn);
@@ -915,44 +910,6 @@ Task<ActorInstance::Delivery> ActorInstance::deliver_raw(std::string conn_id,
   }
   note_message_taken(*conn);
   co_return Delivery::kAccepted;
-}
-
-bool ActorInstance::answer_ack_probe(Connection& conn, const net::WsMessage& message) {
-  // Test mode (RivetKit's `test.enabled`): `{"__rivetkitTestHibernatableAckStateV1": true}` asks
-  // where the socket's acknowledgements stand. The probe is answered here, not delivered, and
-  // not counted among the actor's messages (it still takes an index on the wire).
-  constexpr std::string_view kProbe = "__rivetkitTestHibernatableAckStateV1";
-  if (message.data.find(kProbe) == std::string::npos) {
-    return false;
-  }
-  auto parsed = protocol::json_parse(message.data);
-  if (!parsed || !parsed->is_object()) {
-    return false;
-  }
-  const Value* flag = parsed->find(kProbe);
-  if (flag == nullptr || !flag->is_bool() || !flag->as_bool()) {
-    return false;
-  }
-  std::int64_t last_sent = conn.delivered_indexes.empty() ? 0 : conn.delivered_indexes.back();
-  std::optional<std::uint16_t> acked;
-  if (auto transport = conn.transport()) {
-    acked = transport->resume_point()
-                ? transport->acked_index()
-                : std::optional<std::uint16_t>(static_cast<std::uint16_t>(last_sent));
-  }
-  Array pending;
-  for (auto index : conn.delivered_indexes) {
-    if (!acked || index > *acked) {
-      pending.emplace_back(static_cast<std::int64_t>(index));
-    }
-  }
-  std::int64_t last_acked = acked ? std::min<std::int64_t>(*acked, last_sent) : 0;
-  Value reply = Value::object({{std::string(kProbe), true},
-                               {"lastSentIndex", last_sent},
-                               {"lastAckedIndex", last_acked},
-                               {"pendingIndexes", Value(std::move(pending))}});
-  send_frame(conn, net::WsMessage{false, protocol::json_stringify(reply)});
-  return true;
 }
 
 storage::PersistedConn ActorInstance::persist_conn(const Connection& conn) const {
@@ -1342,12 +1299,19 @@ Task<void> ActorInstance::commit(std::uint64_t seq, storage::ActorWrite write) {
 
 void ActorInstance::on_durable_progress() {
   bool failed = failed_seq_ > durable_seq_ && commits_in_flight_ == 0;
-  for (auto& [id, conn] : connections_) {
-    conn->release(durable_seq_);
+  auto progress = [&](Connection& conn) {
+    conn.release(durable_seq_);
     if (failed) {
-      conn->fail_pending(failed_seq_);
+      conn.fail_pending(failed_seq_);
     }
+  };
+  for (auto& [id, conn] : connections_) {
+    progress(*conn);
   }
+  for (auto& conn : draining_) {
+    progress(*conn);
+  }
+  std::erase_if(draining_, [](const auto& conn) { return conn->flushed(); });
   durability_.notify_all();
 }
 

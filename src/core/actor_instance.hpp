@@ -183,8 +183,6 @@ class ActorInstance final : public detail::ActorApi,
   /// Schedules a save of whatever changed (runtime-internal changes; mark_state_dirty is the
   /// user-facing one and refuses writes inside on_state_change).
   void request_save();
-  /// Test mode: answers the raw-WebSocket ack-state probe; false when `message` is not one.
-  bool answer_ack_probe(Connection& conn, const net::WsMessage& message);
   /// Fires the abort signal: listeners, waiters, schedules.
   void fire_abort();
   /// Ends a connection from the actor's side or the client's: the raw socket's close handler
@@ -213,6 +211,8 @@ class ActorInstance final : public detail::ActorApi,
   Lifecycle lifecycle_ = Lifecycle::kLoading;
   std::unique_ptr<detail::UserActorData> data_;
   std::map<std::string, std::shared_ptr<Connection>, std::less<>> connections_;
+  /// Removed connections whose last frames (and close) still wait for a save to be durable.
+  std::vector<std::shared_ptr<Connection>> draining_;
 
   // Sleep accounting (core-semantics.md §1.3).
   std::size_t work_[6] = {0, 0, 0, 0, 0, 0};

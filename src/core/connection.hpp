@@ -60,9 +60,6 @@ class Connection final : public detail::ConnApi {
   std::shared_ptr<WebSocket::Impl> raw_socket;
   /// ActorInstance::end_connection has begun for it (its close handler runs once).
   bool ending = false;
-  /// Indexes of the inbound raw messages delivered to the handler (newest last, bounded), for
-  /// the test-mode ack-state probe.
-  std::deque<std::uint16_t> delivered_indexes;
   protocol::client::Encoding encoding() const { return encoding_; }
   void set_user_data(std::unique_ptr<detail::UserConnData> data) { data_ = std::move(data); }
 
@@ -80,6 +77,8 @@ class Connection final : public detail::ConnApi {
   /// Closes the transport (if any); further frames are dropped.
   void close(std::uint16_t code, std::string reason);
   bool closed() const { return closed_; }
+  /// Nothing queued and no close waiting for the queue.
+  bool flushed() const { return outbox_.empty() && !pending_close_; }
 
  private:
   ActorInstance& owner_;

@@ -14,6 +14,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
+#include <deque>
+
 namespace rivetkit::core {
 
 namespace asio = boost::asio;
@@ -100,21 +103,49 @@ bool is_stopping(const Error& e) {
   return e.group == "actor" && e.code == "stopping";
 }
 
-// How many times work that met a stopping instance is handed to the next one.
-constexpr int kMaxInstanceRetries = 20;
+// Work that meets a stopping instance is handed to the next one. An instance that asked for its
+// own stop (c.sleep(), c.destroy()) refuses new work before its driver stops it (engine mode:
+// once the engine answers the intent), so resolving may give the same instance again: wait a
+// little between attempts, up to kInstanceRetryLimit.
+constexpr auto kInstanceRetryLimit = std::chrono::seconds(30);
+
+Task<void> retry_pause(const std::shared_ptr<ActorInstance>& instance, int attempt) {
+  auto op = instance->config().clock->wait_for(
+      std::chrono::milliseconds(std::min(100, 5 << std::min(attempt, 5))));
+  co_await std::move(op);
+}
+
+// Resolves the actor again after `current` refused work as stopping. Returns the instance to try
+// next, or the error that ends the attempt (also when the retry limit is reached).
+Task<Result<std::shared_ptr<ActorInstance>>> next_instance(ActorTarget& target,
+                                                           util::SteadyTime give_up,
+                                                           int attempt) {
+  const auto& clock = target.instance->config().clock;
+  if (clock->steady_now() >= give_up) {
+    co_return fail(Error{"actor", "stopping", "The actor is stopping", std::nullopt, false});
+  }
+  auto resolve_op = target.resolve();
+  auto next = co_await std::move(resolve_op);
+  if (next && *next == target.instance) {
+    auto pause_op = retry_pause(target.instance, attempt);
+    co_await std::move(pause_op);
+  }
+  co_return next;
+}
 
 // Runs `make(instance)` on the actor's strand; when the instance was stopping, resolves the actor
 // again (waiting for the stop, waking the next instance) and tries there.
 template <class T, class Make>
 Task<Result<T>> on_current_instance(ActorTarget& target, Make make) {
+  const auto give_up = target.instance->config().clock->steady_now() + kInstanceRetryLimit;
   for (int attempt = 0;; ++attempt) {
     auto task = make(target.instance);
     auto result = co_await on_strand(target.instance, std::move(task));
-    if (result || !is_stopping(result.error()) || attempt >= kMaxInstanceRetries) {
+    if (result || !is_stopping(result.error())) {
       co_return result;
     }
-    auto resolve_op = target.resolve();
-    auto next = co_await std::move(resolve_op);
+    auto next_op = next_instance(target, give_up, attempt);
+    auto next = co_await std::move(next_op);
     if (!next) {
       co_return fail(next.error());
     }
@@ -316,7 +347,8 @@ Task<bool> closed_on_strand(std::shared_ptr<ActorInstance> instance,
 // false (with the socket closed) when the connection cannot continue.
 template <class Make>
 Task<bool> deliver_to_current(ActorTarget& target, net::WebSocket& socket, Make make) {
-  for (int attempt = 0; attempt <= kMaxInstanceRetries; ++attempt) {
+  const auto give_up = target.instance->config().clock->steady_now() + kInstanceRetryLimit;
+  for (int attempt = 0;; ++attempt) {
     auto task = make(target.instance);
     auto delivery = co_await on_strand(target.instance, std::move(task));
     if (delivery == ActorInstance::Delivery::kAccepted) {
@@ -326,16 +358,14 @@ Task<bool> deliver_to_current(ActorTarget& target, net::WebSocket& socket, Make 
       socket.close(1011, "actor.connection_lost");
       co_return false;
     }
-    auto resolve_op = target.resolve();
-    auto next = co_await std::move(resolve_op);
+    auto next_op = next_instance(target, give_up, attempt);
+    auto next = co_await std::move(next_op);
     if (!next) {
       socket.close(1011, next.error().qualified_code());
       co_return false;
     }
     target.instance = std::move(*next);
   }
-  socket.close(1011, "actor.stopping");
-  co_return false;
 }
 
 // The socket ended (the client went away, or the actor closed it). The instance that holds the
@@ -522,6 +552,51 @@ Task<void> handle_raw_websocket(ActorTarget target,
   co_await std::move(session_op);
 }
 
+// Test mode (RivetKit's `test.enabled`): `{"__rivetkitTestHibernatableAckStateV1": true}` on a
+// raw socket asks where its acknowledgements stand. The session answers it (it is not delivered,
+// and not counted among the actor's messages, though it takes an index on the wire) from what it
+// delivered, which outlives the actor's sleeps: the last delivered index, the last one the
+// gateway has acknowledged (local sockets: all of them), and those in between.
+struct AckProbeState {
+  std::deque<std::uint16_t> delivered;  // newest last, bounded
+
+  void note(std::uint16_t index) {
+    delivered.push_back(index);
+    if (delivered.size() > 1024) {
+      delivered.pop_front();
+    }
+  }
+  bool answer(const net::WsMessage& message, net::WebSocket& socket) const {
+    constexpr std::string_view kProbe = "__rivetkitTestHibernatableAckStateV1";
+    if (message.binary || message.data.find(kProbe) == std::string::npos) {
+      return false;
+    }
+    auto parsed = protocol::json_parse(message.data);
+    const Value* flag = parsed && parsed->is_object() ? parsed->find(kProbe) : nullptr;
+    if (flag == nullptr || !flag->is_bool() || !flag->as_bool()) {
+      return false;
+    }
+    const std::int64_t last_sent = delivered.empty() ? 0 : delivered.back();
+    std::int64_t acked = last_sent;
+    if (socket.resume_point()) {
+      auto a = socket.acked_index();
+      acked = a ? std::min<std::int64_t>(*a, last_sent) : 0;
+    }
+    Array pending;
+    for (auto index : delivered) {
+      if (index > acked) {
+        pending.emplace_back(static_cast<std::int64_t>(index));
+      }
+    }
+    Value reply = Value::object({{std::string(kProbe), true},
+                                 {"lastSentIndex", last_sent},
+                                 {"lastAckedIndex", acked},
+                                 {"pendingIndexes", Value(std::move(pending))}});
+    socket.send(net::WsMessage{false, protocol::json_stringify(reply)});
+    return true;
+  }
+};
+
 // The message loop of a raw socket whose connection exists (see connect_session).
 Task<void> raw_session(ActorTarget target,
                        std::string conn_id,
@@ -534,6 +609,8 @@ Task<void> raw_session(ActorTarget target,
   // gateway numbers them in engine mode; the session outlives the actor's sleeps, so the
   // numbering continues across them.
   std::uint16_t local_index = 0;
+  const bool test_mode = target.instance->config().test_mode;
+  AckProbeState probe;
   while (true) {
     auto receive_op = socket->receive();
     auto msg = co_await std::move(receive_op);
@@ -542,6 +619,12 @@ Task<void> raw_session(ActorTarget target,
     }
     if (hibernatable && !msg->index) {
       msg->index = ++local_index;
+    }
+    if (test_mode && probe.answer(*msg, *socket)) {
+      continue;
+    }
+    if (msg->index) {
+      probe.note(*msg->index);
     }
     auto delivered_op =
         deliver_to_current(target, *socket, [&](std::shared_ptr<ActorInstance> inst) {

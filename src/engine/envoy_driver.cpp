@@ -222,6 +222,15 @@ Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
                           envoy::EventActorStateUpdate{envoy::ActorStateRunning{}});
   // The engine clears an alarm that woke the actor; set the current one again (§4.5).
   self->link_->send_event(actor_id, generation, envoy::EventActorSetAlarm{e.alarm});
+  if (!e.pending_stop && e.stop_intent_deferred && !e.stop_intent_sent) {
+    e.stop_intent_sent = true;
+    self->link_->send_event(actor_id, generation,
+                            envoy::EventActorIntent{envoy::ActorIntentStop{}});
+  } else if (!e.pending_stop && e.sleep_intent_deferred && !e.sleep_intent_sent) {
+    e.sleep_intent_sent = true;
+    self->link_->send_event(actor_id, generation,
+                            envoy::EventActorIntent{envoy::ActorIntentSleep{}});
+  }
   if (e.pending_stop) {
     auto reason = *e.pending_stop;
     e.pending_stop.reset();
@@ -304,8 +313,14 @@ void EnvoyDriver::on_evicted() {
 void EnvoyDriver::request_sleep(const std::string& actor_id) {
   asio::post(link_->strand(), [self = shared_from_this(), actor_id] {
     auto it = self->actors_.find(actor_id);
-    if (it == self->actors_.end() || it->second.phase != Phase::kRunning
-        || it->second.sleep_intent_sent) {
+    if (it == self->actors_.end() || it->second.sleep_intent_sent) {
+      return;
+    }
+    if (it->second.phase == Phase::kStarting) {
+      it->second.sleep_intent_deferred = true;
+      return;
+    }
+    if (it->second.phase != Phase::kRunning) {
       return;
     }
     it->second.sleep_intent_sent = true;
@@ -318,6 +333,10 @@ void EnvoyDriver::request_destroy(const std::string& actor_id) {
   asio::post(link_->strand(), [self = shared_from_this(), actor_id] {
     auto it = self->actors_.find(actor_id);
     if (it == self->actors_.end() || it->second.stop_intent_sent) {
+      return;
+    }
+    if (it->second.phase == Phase::kStarting) {
+      it->second.stop_intent_deferred = true;
       return;
     }
     it->second.stop_intent_sent = true;

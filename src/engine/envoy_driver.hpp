@@ -81,6 +81,10 @@ class EnvoyDriver final : public core::LifecycleDriver,
     std::optional<envoy::StopActorReason> pending_stop;
     bool sleep_intent_sent = false;
     bool stop_intent_sent = false;
+    /// Asked for while starting (e.g. by `run` at once): sent once the engine knows it runs,
+    /// since the engine ignores intents of an actor it does not yet see running.
+    bool sleep_intent_deferred = false;
+    bool stop_intent_deferred = false;
   };
   /// A hibernating request of an actor being started that this process does not hold; the
   /// instance claims it from its connection record (hibernated_socket) while it starts.
