@@ -2,7 +2,7 @@
 // plus the REST API (client-protocol.md §4, §5.1, §5.2, §8.2).
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, suiteTimeout, useServer, uniqueKey, ActorError } from "../lib/server.mjs";
+import { ENCODING, MODE, suiteTimeout, useServer, uniqueKey, ActorError } from "../lib/server.mjs";
 import { normalize, restApi, serializeKey } from "../lib/wire.mjs";
 
 const T = { timeout: 30_000 };
@@ -20,7 +20,7 @@ function assertActorObject(a) {
 	assert.equal(typeof a.create_ts, "number");
 }
 
-describe(`create/get [${ENCODING}]`, { timeout: suiteTimeout(240_000) }, () => {
+describe(`create/get [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(240_000) }, () => {
 	const env = useServer();
 	const rest = () => restApi(env.endpoint);
 

@@ -3,7 +3,7 @@
 // echoes text as "echo:<text>" and binary unchanged.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, suiteTimeout, useServer, uniqueKey, withTimeout } from "../lib/server.mjs";
+import { ENCODING, MODE, suiteTimeout, useServer, uniqueKey, withTimeout } from "../lib/server.mjs";
 
 const T = { timeout: 30_000 };
 
@@ -59,7 +59,7 @@ function track(ws) {
 	};
 }
 
-describe(`raw WebSocket [${ENCODING}]`, { timeout: suiteTimeout(240_000) }, () => {
+describe(`raw WebSocket [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(240_000) }, () => {
 	const env = useServer();
 	const sockets = [];
 	after(() => {
