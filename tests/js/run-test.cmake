@@ -1,6 +1,6 @@
 # Runs one tests/js integration file with the pinned Node 22 (ctest driver).
 #   cmake -DNODE=<node> -DJS_DIR=<tests/js> -DTEST_FILE=<file> -P run-test.cmake
-# Environment: RIVETKIT_ENCODING, RIVETKIT_FIXTURE_SERVER (set by ctest).
+# Environment: RIVETKIT_MODE, RIVETKIT_ENCODING, RIVETKIT_FIXTURE_SERVER (set by ctest).
 # A missing node_modules fails the test with instructions; it is never skipped.
 if(NOT EXISTS "${NODE}")
   message(FATAL_ERROR
@@ -19,5 +19,5 @@ execute_process(
   WORKING_DIRECTORY "${JS_DIR}"
   RESULT_VARIABLE result)
 if(NOT result EQUAL 0)
-  message(FATAL_ERROR "node --test ${TEST_FILE} failed (${result}) [RIVETKIT_ENCODING=$ENV{RIVETKIT_ENCODING}]")
+  message(FATAL_ERROR "node --test ${TEST_FILE} failed (${result}) [RIVETKIT_MODE=$ENV{RIVETKIT_MODE} RIVETKIT_ENCODING=$ENV{RIVETKIT_ENCODING}]")
 endif()

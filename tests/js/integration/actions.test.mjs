@@ -3,7 +3,7 @@
 // core-semantics.md §3.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, suiteTimeout, useServer, uniqueKey, ActorError } from "../lib/server.mjs";
+import { ENCODING, MODE, suiteTimeout, useServer, uniqueKey, ActorError } from "../lib/server.mjs";
 import { normalize } from "../lib/wire.mjs";
 
 const T = { timeout: 30_000 };
@@ -16,7 +16,7 @@ function assertActorError(err, group, code, message) {
 	return true;
 }
 
-describe(`actions [${ENCODING}]`, { timeout: suiteTimeout(240_000) }, () => {
+describe(`actions [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(240_000) }, () => {
 	const env = useServer();
 
 	it("increment(5) -> 5, increment(2) -> 7, getCount() -> 7", T, env.wrap(async () => {

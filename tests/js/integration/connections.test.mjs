@@ -3,7 +3,7 @@
 // core-semantics.md §4).
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, suiteTimeout, useServer, uniqueKey, withTimeout, waitFor, ActorError } from "../lib/server.mjs";
+import { ENCODING, MODE, suiteTimeout, useServer, uniqueKey, withTimeout, waitFor, ActorError } from "../lib/server.mjs";
 import { directUrl, openConnect, wsUrl, queryUrl } from "../lib/wire.mjs";
 
 const T = { timeout: 30_000 };
@@ -15,7 +15,7 @@ function isActorError(err, group, code) {
 	return true;
 }
 
-describe(`connections and events [${ENCODING}]`, { timeout: suiteTimeout(300_000) }, () => {
+describe(`connections and events [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(300_000) }, () => {
 	const env = useServer();
 	const conns = [];
 	const connect = (handle, ...args) => {

@@ -3,7 +3,7 @@
 // client-protocol.md §3, §4, §5, §6.1, §6.3.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, suiteTimeout, useServer, uniqueKey } from "../lib/server.mjs";
+import { ENCODING, MODE, localOnly, suiteTimeout, useServer, uniqueKey } from "../lib/server.mjs";
 import { directUrl, queryUrl, postAction, fetchText, restApi, serializeKey, encodeActionRequest, contentTypeFor } from "../lib/wire.mjs";
 
 const T = { timeout: 30_000 };
@@ -35,12 +35,18 @@ function unknownIdLike(id) {
 	return out;
 }
 
-describe(`gateway and REST details [${ENCODING}]`, { timeout: suiteTimeout(300_000) }, () => {
+describe(`gateway and REST details [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(300_000) }, () => {
 	const env = useServer();
 
 	// ------------------------------------------------------------ metadata
 
-	it("GET /metadata -> 200 JSON with actorNames including the fixture actors", T, env.wrap(async () => {
+	it(
+		"GET /metadata -> 200 JSON with actorNames including the fixture actors",
+		{
+			...T,
+			skip: localOnly("the endpoint's /metadata is the engine's own (runtime \"engine\", no actorNames); the actor's /metadata through the gateway is checked in \"actor router paths\""),
+		},
+		env.wrap(async () => {
 		for (const path of ["/metadata", "/metadata?namespace=default"]) {
 			const r = await fetchText(`${env.endpoint}${path}`);
 			assert.equal(r.status, 200, r.text);
@@ -55,7 +61,8 @@ describe(`gateway and REST details [${ENCODING}]`, { timeout: suiteTimeout(300_0
 			// A clientEndpoint would redirect the client elsewhere (§3).
 			if ("clientEndpoint" in r.json) assert.equal(r.json.clientEndpoint, env.endpoint);
 		}
-	}));
+	}),
+	);
 
 	it("GET /health -> 200", T, env.wrap(async () => {
 		const r = await fetchText(`${env.endpoint}/health`);

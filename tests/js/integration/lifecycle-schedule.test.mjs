@@ -7,7 +7,7 @@
 // is read, so nothing but the alarm can wake the scheduled actor.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, suiteTimeout, useServer, withServers, uniqueKey, waitFor, sleep, disposeClient } from "../lib/server.mjs";
+import { ENCODING, MODE, suiteTimeout, useServer, withServers, uniqueKey, waitFor, sleep, disposeClient } from "../lib/server.mjs";
 import { observer } from "../lib/lifecycle.mjs";
 
 const T = { timeout: 60_000 };
@@ -27,7 +27,7 @@ async function until(fn, pred, what, timeout = 10_000) {
 	return box.value;
 }
 
-describe(`lifecycle: schedules [${ENCODING}]`, { timeout: suiteTimeout(300_000) }, () => {
+describe(`lifecycle: schedules [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(300_000) }, () => {
 	const env = useServer();
 	const obs = () => observer(env.client);
 
@@ -146,7 +146,7 @@ describe(`lifecycle: schedules [${ENCODING}]`, { timeout: suiteTimeout(300_000) 
 	}));
 });
 
-describe(`lifecycle: schedules across a restart [${ENCODING}]`, { timeout: suiteTimeout(300_000) }, () => {
+describe(`lifecycle: schedules across a restart [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(300_000) }, () => {
 	it("a schedule that fell due while the server was down fires at start", { timeout: 90_000 }, withServers(async (ctx) => {
 		const server = await ctx.start();
 		const client = ctx.client(server);

@@ -6,12 +6,12 @@
 // Waits are bounded polls on outcomes (hook log, state), never fixed delays.
 import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, suiteTimeout, useServer, uniqueKey, withTimeout, waitFor } from "../lib/server.mjs";
+import { ENCODING, MODE, suiteTimeout, useServer, uniqueKey, withTimeout, waitFor } from "../lib/server.mjs";
 import { observer, watchConn, disposeConn, trackWs } from "../lib/lifecycle.mjs";
 
 const T = { timeout: 60_000 };
 
-describe(`lifecycle: sleep and wake [${ENCODING}]`, { timeout: suiteTimeout(300_000) }, () => {
+describe(`lifecycle: sleep and wake [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(300_000) }, () => {
 	const env = useServer();
 	const conns = [];
 	const sockets = [];

@@ -4,7 +4,7 @@
 // core-semantics.md §3, §4.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, suiteTimeout, useServer, uniqueKey, withTimeout, waitFor, ActorError } from "../lib/server.mjs";
+import { ENCODING, MODE, suiteTimeout, useServer, uniqueKey, withTimeout, waitFor, ActorError } from "../lib/server.mjs";
 import { directUrl, openConnect, openWs, postAction, wsUrl, connectProtocols, decodeToClient, show } from "../lib/wire.mjs";
 
 const T = { timeout: 30_000 };
@@ -15,7 +15,7 @@ function isActorError(err, group, code) {
 	return true;
 }
 
-describe(`params and rejection [${ENCODING}]`, { timeout: suiteTimeout(300_000) }, () => {
+describe(`params and rejection [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(300_000) }, () => {
 	const env = useServer();
 	const conns = [];
 	after(async () => {

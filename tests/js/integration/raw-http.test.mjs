@@ -3,7 +3,7 @@
 // header x-custom: 1.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, suiteTimeout, useServer, uniqueKey } from "../lib/server.mjs";
+import { ENCODING, MODE, suiteTimeout, useServer, uniqueKey } from "../lib/server.mjs";
 
 const T = { timeout: 30_000 };
 
@@ -16,7 +16,7 @@ async function json(res) {
 	}
 }
 
-describe(`raw HTTP [${ENCODING}]`, { timeout: suiteTimeout(240_000) }, () => {
+describe(`raw HTTP [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(240_000) }, () => {
 	const env = useServer();
 
 	it("GET hello/world?x=1 -> 200 JSON with path, search, method and x-custom header", T, env.wrap(async () => {

@@ -1,13 +1,22 @@
-// Harness: start the rivetkit-cpp fixture server, create the official client,
-// and keep everything bounded.
+// Harness: start the rivetkit-cpp fixture server in local or engine mode, create
+// the official client, and keep everything bounded.
 //
 // The fixture binary comes from env RIVETKIT_FIXTURE_SERVER. It is started as
 //   <bin> --host 127.0.0.1 --port 0 --data-dir <dir>
 // and must print `listening on http://HOST:PORT` on stdout or stderr once ready.
-// In engine mode (env RIVET_ENDPOINT, see lib/engine-suite.mjs) it prints
-// `envoy connected to <engine endpoint>` instead: server.endpoint is then the
-// engine's (clients talk to the engine's gateway) and server.port is undefined.
-// Its output is kept in a buffer and shown only when something fails.
+//
+// Mode (env RIVETKIT_MODE, default local):
+// - local: the fixture server is the endpoint (server.endpoint = http://HOST:PORT).
+// - engine: one real rivet-engine 2.3.19 per test file (lib/engine.mjs: ephemeral ports,
+//   fresh data dir, pool "default"), started on first use and stopped after the file's
+//   last test. Fixture servers get RIVET_ENDPOINT=<engine> and RIVETKIT_ENGINE_SPAWN=never
+//   and print `envoy connected to <engine endpoint>` instead: server.endpoint is then the
+//   engine's (clients talk to the engine's gateway) and server.port is undefined.
+//   Disposing an engine-mode server stops it gracefully (SIGTERM, SIGKILL after the bound),
+//   so that the engine does not keep later actors for a dead envoy.
+// useServer() / withServers() / startFixture() follow the mode; startServer() is the raw
+// spawn (the caller gives the environment). A server's output is kept in a buffer and shown
+// only when something fails, with the tail of the engine's logs in engine mode.
 
 import "./env.mjs"; // must come first: quiets the client's logger before it loads
 import { spawn } from "node:child_process";
@@ -15,7 +24,9 @@ import { mkdtempSync, rmSync, existsSync, accessSync, constants as fsConstants }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient as createRivetClient } from "rivetkit/client";
+import { execFileSync } from "node:child_process";
 import { before, after, beforeEach, afterEach } from "node:test";
+import { startEngine, ensurePool, engineBinaryPath } from "./engine.mjs";
 
 const testHooks = { before, after, beforeEach, afterEach };
 
@@ -29,6 +40,23 @@ export const ENCODING = (() => {
 	}
 	return e;
 })();
+
+/** Mode under test: local (the process is the endpoint) | engine (an envoy of a rivet-engine). */
+export const MODE = (() => {
+	const m = (process.env.RIVETKIT_MODE ?? "local").trim().toLowerCase();
+	if (!["local", "engine"].includes(m)) {
+		throw new Error(`RIVETKIT_MODE must be local or engine (got ${JSON.stringify(m)})`);
+	}
+	return m;
+})();
+
+/**
+ * For `skip`: false in local mode, `engine mode: <reason>` in engine mode. Only for tests
+ * about something rivetkit-cpp does not have in engine mode (its own listening socket).
+ */
+export function localOnly(reason) {
+	return MODE === "engine" ? `engine mode: ${reason}` : false;
+}
 
 export const READY_TIMEOUT_MS = Number(process.env.RIVETKIT_READY_TIMEOUT_MS ?? 20_000);
 export const STOP_TIMEOUT_MS = Number(process.env.RIVETKIT_STOP_TIMEOUT_MS ?? 10_000);
@@ -101,8 +129,10 @@ export function uniqueKey(prefix = "k") {
 }
 
 class FixtureServer {
-	constructor({ dataDir, ownsDataDir, host, extraArgs, env, readyTimeoutMs = READY_TIMEOUT_MS }) {
+	constructor({ dataDir, ownsDataDir, host, extraArgs, env, readyTimeoutMs = READY_TIMEOUT_MS, engine }) {
 		this.readyTimeoutMs = readyTimeoutMs;
+		/** The engine this server is an envoy of (started by the harness), or undefined. */
+		this.engine = engine;
 		this.dataDir = dataDir;
 		this.ownsDataDir = ownsDataDir;
 		this.host = host;
@@ -239,8 +269,13 @@ class FixtureServer {
 		return stopInfo;
 	}
 
-	/** Kills the process (if any) and removes a data dir this harness created. */
-	async dispose() {
+	/**
+	 * Ends the process (if any) and removes a data dir this harness created. SIGKILL, except
+	 * for an envoy of a harness engine: SIGTERM first (stop()), so that the engine moves or
+	 * sleeps its actors instead of keeping them for a dead envoy.
+	 */
+	async dispose({ graceful = this.engine !== undefined } = {}) {
+		if (this.running && graceful) await this.stop().catch(() => {});
 		if (this.running) {
 			this.kill();
 			await withTimeout(this.exited, STOP_TIMEOUT_MS, "fixture server exit on dispose").catch(() => {});
@@ -254,16 +289,17 @@ class FixtureServer {
 }
 
 /**
- * Starts the fixture server. Options: dataDir (reuse a dir to test restarts;
- * default: fresh temp dir, removed on dispose), extraArgs, env, readyTimeoutMs
- * (bound on the ready line, default READY_TIMEOUT_MS).
+ * Starts the fixture server as given (raw: the caller sets any engine-mode environment).
+ * Options: dataDir (reuse a dir to test restarts; default: fresh temp dir, removed on
+ * dispose), extraArgs, env, readyTimeoutMs (bound on the ready line, default
+ * READY_TIMEOUT_MS), engine (the harness engine it is an envoy of: graceful dispose).
  * Returns a FixtureServer {endpoint, port, dataDir, stop(), kill(), restart(), dispose(), output()}.
  */
-export async function startServer({ dataDir, extraArgs = [], env = {}, host = "127.0.0.1", readyTimeoutMs } = {}) {
+export async function startServer({ dataDir, extraArgs = [], env = {}, host = "127.0.0.1", readyTimeoutMs, engine } = {}) {
 	fixtureServerPath(); // fail early with a clear message
 	const ownsDataDir = dataDir === undefined;
 	const dir = dataDir ?? mkdtempSync(join(tmpdir(), "rivetkit-fixture-"));
-	const server = new FixtureServer({ dataDir: dir, ownsDataDir, host, extraArgs, env, readyTimeoutMs });
+	const server = new FixtureServer({ dataDir: dir, ownsDataDir, host, extraArgs, env, readyTimeoutMs, engine });
 	try {
 		await server.start();
 	} catch (err) {
@@ -272,6 +308,109 @@ export async function startServer({ dataDir, extraArgs = [], env = {}, host = "1
 	}
 	return server;
 }
+
+// ------------------------------------------------------------------ engine mode
+
+/** The engine version the suites are written against (the pinned @rivetkit/engine-cli). */
+export const ENGINE_VERSION = "2.3.19";
+
+/** Throws unless the rivet-engine binary in use reports ENGINE_VERSION. */
+export function checkEngineVersion(binary = engineBinaryPath()) {
+	let out;
+	try {
+		out = execFileSync(binary, ["--version"], { encoding: "utf8", timeout: 30_000, stdio: ["ignore", "pipe", "pipe"] });
+	} catch (err) {
+		throw new Error(`${binary} --version failed: ${err.message}`);
+	}
+	const m = /Rivet (\d+\.\d+\.\d+)/.exec(out);
+	if (m?.[1] !== ENGINE_VERSION) {
+		throw new Error(
+			`${binary} is rivet-engine ${m?.[1] ?? `(unknown: ${JSON.stringify(out.slice(0, 200))})`}, ` +
+				`the engine-mode suites need ${ENGINE_VERSION} (tools/install-node-deps.sh, or RIVET_ENGINE_BINARY_PATH)`,
+		);
+	}
+	return m[1];
+}
+
+/** Bound on one engine-mode server start (the envoy waits up to 30 s for its link). */
+export const ENGINE_READY_TIMEOUT_MS = Math.max(READY_TIMEOUT_MS, 45_000);
+/** Bound on starting the engine (engine.mjs retries once on new ports). */
+const ENGINE_START_TIMEOUT_MS = 150_000;
+/** Bound on creating the pool once the engine answers. */
+const ENGINE_POOL_TIMEOUT_MS = 60_000;
+/** Bound on the whole of a file's engine setup. */
+export const ENGINE_SETUP_TIMEOUT_MS = ENGINE_START_TIMEOUT_MS + ENGINE_POOL_TIMEOUT_MS;
+const ENGINE_SERVER_LOG_LEVEL = process.env.RIVETKIT_ENGINE_SERVER_LOG_LEVEL || "info";
+
+/** Env for a fixture server that connects to `endpoint` without ever starting an engine. */
+export function engineServerEnv(endpoint, extra = {}) {
+	return { RIVET_ENDPOINT: endpoint, RIVETKIT_ENGINE_SPAWN: "never", RIVET_LOG_LEVEL: ENGINE_SERVER_LOG_LEVEL, ...extra };
+}
+
+let fileEngine; // the started engine (for teardown and failure reports)
+let fileEnginePromise;
+
+/**
+ * The test file's engine: started (with pool "default") on first call, the same one after
+ * that, stopped after the file's last test. A failed start fails every later call the same way.
+ */
+export function suiteEngine() {
+	fileEnginePromise ??= (async () => {
+		checkEngineVersion();
+		const engine = await withTimeout(startEngine(), ENGINE_START_TIMEOUT_MS, "rivet-engine start");
+		fileEngine = engine;
+		try {
+			await withTimeout(ensurePool(engine.endpoint, "default"), ENGINE_POOL_TIMEOUT_MS, "runner config `default`");
+		} catch (err) {
+			throw attachOutput(err, { engine });
+		}
+		return engine;
+	})();
+	return fileEnginePromise;
+}
+
+/** The file's engine if one was started (synchronous; for failure reports). */
+export function currentEngine() {
+	return fileEngine;
+}
+
+// Root-level hook: runs after every suite of the file (and their own after hooks).
+after(
+	async () => {
+		if (fileEngine) await fileEngine.stop({ hard: true });
+	},
+	{ timeout: 30_000 },
+);
+
+/**
+ * Starts a fixture server in `mode` (default MODE). Engine mode: as an envoy of the file's
+ * engine (suiteEngine()), env RIVET_ENDPOINT / RIVETKIT_ENGINE_SPAWN=never added to `env`,
+ * ready bound ENGINE_READY_TIMEOUT_MS. Other options as startServer().
+ */
+export async function startFixture({ mode = MODE, env = {}, ...rest } = {}) {
+	if (mode !== "engine") return startServer({ env, ...rest });
+	const engine = await suiteEngine();
+	try {
+		return await startServer({
+			env: engineServerEnv(engine.endpoint, env),
+			readyTimeoutMs: ENGINE_READY_TIMEOUT_MS,
+			engine,
+			...rest,
+		});
+	} catch (err) {
+		// startServer already put the server's output in the message.
+		throw attachOutput(err, { engine });
+	}
+}
+
+/** Bound on useServer's setup in `mode`. */
+function setUpTimeout(mode) {
+	return mode === "engine"
+		? ENGINE_SETUP_TIMEOUT_MS + ENGINE_READY_TIMEOUT_MS + STOP_TIMEOUT_MS + 5_000
+		: READY_TIMEOUT_MS + STOP_TIMEOUT_MS + 5_000;
+}
+
+// ------------------------------------------------------------------ clients, suites
 
 /** The official client, as an application would create it. */
 export function createClient({ endpoint, encoding = ENCODING, ...rest }) {
@@ -284,31 +423,59 @@ export async function disposeClient(client, ms = 5_000) {
 	await withTimeout(client.dispose(), ms, "client.dispose()").catch(() => {});
 }
 
+/** {host, port} of an http endpoint (the local server's, or the engine's guard). */
+export function endpointAddress(endpoint) {
+	const u = new URL(endpoint);
+	return { host: u.hostname, port: Number(u.port || (u.protocol === "https:" ? 443 : 80)) };
+}
+
 /**
- * Registers before/after hooks on the current describe(): one fixture server
- * and one official client for the whole suite. Use `env.wrap(fn)` for test
- * bodies so that a failure carries the server's output.
+ * Registers hooks on the current describe(): in local mode one fixture server, in engine mode
+ * the file's engine and one fixture server connected to it (unless {server:false}), and one
+ * official client on the endpoint (the server's, or the engine's). Use `env.wrap(fn)` for test
+ * bodies so that a failure carries the output of every server and the engine's log tails.
+ * Options: clientOptions, server (default true), mode (default MODE; engine-* files pass
+ * "engine").
+ *
+ * env: mode, engine (engine mode), endpoint, address ({host, port} of the endpoint),
+ *   server, client,
+ *   newClient(options)        another client on the endpoint (disposed in teardown)
+ *   startServer({name, env})  another fixture server in the same mode (engine mode: another
+ *                             envoy in pool "default"; disposed in teardown)
+ *   wrap(fn)                  test body wrapper
  */
-export function useServer(hooks = testHooks, { clientOptions = {} } = {}) {
+export function useServer(hooks = testHooks, { clientOptions = {}, server: withServer = true, mode = MODE } = {}) {
 	const env = {
+		mode,
+		engine: undefined,
 		server: undefined,
 		client: undefined,
 		clients: [],
+		servers: [], // {name, server}
 		get endpoint() {
-			return env.server.endpoint;
+			return env.server?.endpoint ?? env.engine?.endpoint;
+		},
+		get address() {
+			return endpointAddress(env.endpoint);
 		},
 		/** An extra client (disposed in teardown). */
 		newClient(options = {}) {
-			const c = createClient({ endpoint: env.server.endpoint, ...clientOptions, ...options });
+			const c = createClient({ endpoint: env.endpoint, ...clientOptions, ...options });
 			env.clients.push(c);
 			return c;
+		},
+		async startServer({ name, ...opts } = {}) {
+			const label = name ?? `#${env.servers.length + 1}`;
+			const s = await startFixture({ mode, ...opts });
+			env.servers.push({ name: label, server: s });
+			return s;
 		},
 		wrap(fn) {
 			return async (t) => {
 				try {
 					return await fn(t);
 				} catch (err) {
-					throw attachServerOutput(err, env.server);
+					throw attachOutput(err, { servers: env.servers, engine: env.engine });
 				}
 			};
 		},
@@ -318,32 +485,48 @@ export function useServer(hooks = testHooks, { clientOptions = {} } = {}) {
 	// degrades after a few actor creations on a loaded 2-CPU machine).
 	const perTest = process.env.RIVETKIT_SERVER_PER_TEST === "1";
 	const setUp = async () => {
-		env.server = await startServer();
-		env.client = env.newClient();
+		if (mode === "engine") env.engine = await suiteEngine();
+		if (withServer) {
+			env.server = await env.startServer({ name: "main" });
+			env.client = env.newClient();
+		}
 	};
 	const tearDown = async () => {
 		const clients = env.clients.splice(0);
 		for (const c of clients) await disposeClient(c);
-		if (env.server) await env.server.dispose();
+		for (const { server } of env.servers.splice(0)) await server.dispose();
+		env.server = undefined;
+		env.client = undefined;
 	};
-	const setUpOpts = { timeout: READY_TIMEOUT_MS + STOP_TIMEOUT_MS + 5_000 };
+	const setUpOpts = { timeout: setUpTimeout(mode) };
 	if (perTest) {
 		hooks.beforeEach(setUp, setUpOpts);
-		hooks.afterEach(tearDown, { timeout: 30_000 });
+		hooks.afterEach(tearDown, { timeout: 60_000 });
 	} else {
 		hooks.before(setUp, setUpOpts);
-		hooks.after(tearDown, { timeout: 30_000 });
+		hooks.after(tearDown, { timeout: 60_000 });
 	}
 	return env;
 }
 
-/** Appends the fixture server's recent output to an error (for failure reports). */
-export function attachServerOutput(err, server) {
-	if (!server) return err;
-	const text = `\n---- fixture server output (last 200 lines) ----\n${server.output()}\n---- end of server output ----`;
+/**
+ * Appends the output of `servers` (FixtureServers, or {name, server}) and the tail of the
+ * engine's logs to an error (for failure reports). Also to an AssertionError's stack, which the
+ * reporter prints and which was formatted at construction.
+ */
+export function attachOutput(err, { servers = [], engine } = {}) {
+	let text = "";
+	for (const [i, entry] of servers.entries()) {
+		const { name, server } = entry instanceof FixtureServer ? { name: `#${i + 1}`, server: entry } : entry;
+		if (!server) continue;
+		text += `\n---- fixture server ${name} output (last 200 lines) ----\n${server.output()}\n---- end of ${name} output ----`;
+	}
+	if (engine) text += `\n---- engine (${engine.endpoint}) logs ----\n${engine.output(60)}\n---- end of engine logs ----`;
+	if (!text) return err;
 	if (err instanceof Error) {
 		try {
 			err.message += text;
+			if (typeof err.stack === "string" && !err.stack.includes(text)) err.stack += text;
 			return err;
 		} catch {}
 	}
@@ -352,18 +535,28 @@ export function attachServerOutput(err, server) {
 	return wrapped;
 }
 
+/** Appends one fixture server's recent output to an error. */
+export function attachServerOutput(err, server) {
+	return attachOutput(err, { servers: server ? [server] : [] });
+}
+
 /**
- * Per-test helper for files that start their own servers (persistence):
- * runs fn(ctx) with ctx.start(opts) registering servers that are always
- * killed at the end, and attaches their output on failure.
+ * Per-test helper for tests that start their own servers (persistence, restarts): runs
+ * fn(ctx) with ctx.start(opts) starting servers in the current mode (startFixture) that are
+ * always disposed at the end, ctx.client(server) for clients on a server's endpoint, and
+ * ctx.engine (engine mode, after the first start). A failure carries every server's output
+ * and the engine's log tails.
  */
-export function withServers(fn) {
+export function withServers(fn, { mode = MODE } = {}) {
 	return async (t) => {
 		const servers = [];
 		const clients = [];
 		const ctx = {
+			mode,
+			engine: undefined,
 			async start(opts) {
-				const s = await startServer(opts);
+				const s = await startFixture({ mode, ...opts });
+				ctx.engine = s.engine;
 				servers.push(s);
 				return s;
 			},
@@ -376,9 +569,7 @@ export function withServers(fn) {
 		try {
 			return await fn(ctx, t);
 		} catch (err) {
-			let e = err;
-			for (const s of servers) e = attachServerOutput(e, s);
-			throw e;
+			throw attachOutput(err, { servers, engine: ctx.engine ?? (mode === "engine" ? currentEngine() : undefined) });
 		} finally {
 			for (const c of clients) await disposeClient(c, 3_000);
 			for (const s of servers) await s.dispose();
