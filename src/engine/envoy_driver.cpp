@@ -161,6 +161,8 @@ Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
   }
   // Hibernated sockets of this actor resume before it runs (§4.11); ones this process does not
   // hold (it was restarted, or the actor moved here) are closed so their clients reconnect.
+  log::debug("actor {}: start generation {} with {} hibernating request(s)", actor_id, generation,
+             hibernating.size());
   {
     std::lock_guard lock(self->restore_mutex_);
     for (const auto& hr : hibernating) {
@@ -366,8 +368,20 @@ std::shared_ptr<net::WebSocket> EnvoyDriver::hibernated_socket(
       return held;  // it waited in this process while the actor slept
     }
     // The engine no longer lists it: the client left while the actor slept. The connection is
-    // restored without a socket (its on_disconnect runs) and the socket here is closed.
-    held->close(1000, "ws.client_gone_during_sleep");
+    // restored without a socket (its on_disconnect runs) and the socket here ends without a word
+    // to the gateway, which has dropped the request (a close would make it reopen one).
+    asio::post(link_->strand(), [self = shared_from_this(),
+                                 key = record.gateway_id + record.request_id] {
+      auto it = self->sockets_by_request_.find(key);
+      if (it != self->sockets_by_request_.end()) {
+        it->second->on_remote_close(1001, "ws.client_gone_during_sleep");
+        self->sockets_by_request_.erase(it);
+      }
+      const auto now = std::chrono::steady_clock::now();
+      std::erase_if(self->gone_requests_,
+                    [&](const auto& e) { return now - e.second > std::chrono::minutes(5); });
+      self->gone_requests_[key] = now;
+    });
     return nullptr;
   }
   if (record.gateway_id.size() != 4 || record.request_id.size() != 4) {
@@ -684,6 +698,28 @@ Task<void> EnvoyDriver::handle_websocket(std::shared_ptr<EnvoyDriver> self,
                                          envoy::GatewayId gateway_id,
                                          envoy::RequestId request_id,
                                          envoy::ToEnvoyWebSocketOpen open) {
+  if (self->gone_requests_.count(key) != 0) {
+    // The gateway reopening a hibernated request whose client left while the actor slept, to
+    // deliver that close (its connection was restored and ended at the wake, on_disconnect
+    // included). The socket is accepted, so the gateway stops retrying, and drained without
+    // a connection: nobody is there to serve.
+    log::debug("actor {}: reopened request of a connection gone during sleep; draining it",
+               open.actor_id);
+    auto ws = std::make_shared<TunnelWebSocket>(self->link_, gateway_id, request_id, false);
+    self->sockets_by_request_[key] = ws;
+    ws->open();
+    while (true) {
+      auto receive_op = ws->receive();
+      if (!co_await std::move(receive_op)) {
+        break;
+      }
+    }
+    auto it = self->sockets_by_request_.find(key);
+    if (it != self->sockets_by_request_.end() && it->second == ws) {
+      self->sockets_by_request_.erase(it);
+    }
+    co_return;
+  }
   auto resolve_op = resolve(self, open.actor_id);
   auto instance = co_await std::move(resolve_op);
   if (!instance) {

@@ -162,6 +162,10 @@ class EnvoyDriver final : public core::LifecycleDriver,
   std::map<std::string, HttpStream> http_streams_;  // streamed uploads being collected
   std::set<std::string> http_active_;               // requests whose handler runs
   std::map<std::string, std::shared_ptr<TunnelWebSocket>> sockets_by_request_;
+  /// Requests of hibernated connections found gone at a wake (stream key -> when), on the link
+  /// strand. The gateway may still "reopen" such a request to deliver the client's close; that
+  /// open is answered with a close, not taken as a new connection.
+  std::map<std::string, std::chrono::steady_clock::time_point> gone_requests_;
   bool shutting_down_ = false;
 
   // Any thread (claimed from actor strands while an instance starts).

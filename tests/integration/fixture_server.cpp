@@ -6,7 +6,6 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/system/system_error.hpp>
-
 #include <malloc.h>
 
 #include <atomic>
@@ -42,7 +41,9 @@ void record(const std::string& event) {
   std::fflush(stdout);
 }
 
-std::string key_of(const std::vector<std::string>& key) { return key.empty() ? "" : key[0]; }
+std::string key_of(const std::vector<std::string>& key) {
+  return key.empty() ? "" : key[0];
+}
 
 struct CounterState {
   std::int64_t count = 0;
@@ -69,7 +70,8 @@ rivetkit::ActorDefinition counter() {
                 co_await c.wait(std::chrono::milliseconds(ms));
                 co_return "done";
               })
-      .action("big", [](auto&, std::int64_t n) { return std::string(static_cast<std::size_t>(n), 'x'); })
+      .action("big",
+              [](auto&, std::int64_t n) { return std::string(static_cast<std::size_t>(n), 'x'); })
       .action("whisper",
               [](auto& c, rivetkit::Value msg) {
                 c.conn().send("whisper", msg);
@@ -112,7 +114,8 @@ struct GuardedConn {
 };
 RIVETKIT_FIELDS(GuardedConn, user)
 
-using GuardedTypes = rivetkit::ActorTypes<rivetkit::Empty, GuardedConn, rivetkit::Empty, GuardedParams>;
+using GuardedTypes =
+    rivetkit::ActorTypes<rivetkit::Empty, GuardedConn, rivetkit::Empty, GuardedParams>;
 
 rivetkit::ActorDefinition guarded() {
   return rivetkit::actor<GuardedTypes>("guarded")
@@ -234,10 +237,11 @@ rivetkit::ActorDefinition sleepy() {
               [](auto& c) {
                 rivetkit::Array out;
                 for (const auto& e : c.schedule().list()) {
-                  out.push_back(rivetkit::Value::object({{"id", e.id},
-                                                         {"at", e.at_ms},
-                                                         {"action", e.action},
-                                                         {"attempts", static_cast<std::int64_t>(e.attempts)}}));
+                  out.push_back(rivetkit::Value::object(
+                      {{"id", e.id},
+                       {"at", e.at_ms},
+                       {"action", e.action},
+                       {"attempts", static_cast<std::int64_t>(e.attempts)}}));
                 }
                 return out;
               })
@@ -261,35 +265,30 @@ rivetkit::ActorDefinition looper() {
   return rivetkit::actor<LooperState>("looper")
       .options(short_lived())
       .run([](auto& c) -> rivetkit::Task<void> {
-        // The stop shows up either as the cancelled wait throwing, or (if it lands between two
-        // waits) as c.aborted() turning true.
-        bool cancelled = false;
-        try {
-          while (!c.aborted()) {
-            co_await c.wait(std::chrono::milliseconds(50));
+        // Ticks until the abort signal fires (the actor stops), then records that it saw it:
+        // the write after the loop is saved with the final save.
+        auto signal = c.abort_signal();
+        while (!signal.aborted()) {
+          if (!co_await signal.wait_for(std::chrono::milliseconds(50))) {
             c.state().ticks += 1;
           }
-        } catch (const boost::system::system_error&) {
-          cancelled = true;
         }
         c.state().run_aborts += 1;
         record("looper:runAborted:" + key_of(c.key()));
-        if (cancelled) {
-          throw boost::system::system_error(boost::asio::error::operation_aborted);
-        }
       })
       .action("getState", [](auto& c) { return c.state(); })
-      .action("goToSleep",
-              [](auto& c) {
-                c.sleep();
-                return true;
-              });
+      .action("goToSleep", [](auto& c) {
+        c.sleep();
+        return true;
+      });
 }
 
 // Raw WebSockets that survive the actor's sleep.
 rivetkit::ActorDefinition sleepy_raw() {
   auto options = short_lived();
-  options.can_hibernate_websocket = [](const rivetkit::Request&) { return true; };
+  options.can_hibernate_websocket = [](const rivetkit::Request&) {
+    return true;
+  };
   return rivetkit::actor<>("sleepyRaw")
       .options(options)
       .on_sleep([](auto& c) { record("sleepyRaw:onSleep:" + key_of(c.key())); })

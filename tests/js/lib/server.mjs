@@ -93,6 +93,22 @@ export function fixtureServerPath() {
 }
 
 /** Resolves after ms; never used to assert on timing, only to pace bounded loops. */
+/**
+ * The driver-suite fixture (rivetkit_driver_fixture: the actors of Rivet's own test suite,
+ * tests/conformance), from env RIVETKIT_DRIVER_FIXTURE (ctest sets it). Pass it as
+ * useServer(..., {binary}) to run a file against those actors.
+ */
+export function driverFixturePath() {
+	const bin = process.env.RIVETKIT_DRIVER_FIXTURE;
+	if (!bin || !existsSync(bin)) {
+		throw new Error(
+			`RIVETKIT_DRIVER_FIXTURE=${bin ?? ""} does not name the built rivetkit_driver_fixture ` +
+				"(ctest sets it to $<TARGET_FILE:rivetkit_driver_fixture>)",
+		);
+	}
+	return bin;
+}
+
 export function sleep(ms) {
 	return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -129,8 +145,10 @@ export function uniqueKey(prefix = "k") {
 }
 
 class FixtureServer {
-	constructor({ dataDir, ownsDataDir, host, extraArgs, env, readyTimeoutMs = READY_TIMEOUT_MS, engine }) {
+	constructor({ dataDir, ownsDataDir, host, extraArgs, env, readyTimeoutMs = READY_TIMEOUT_MS, engine, binary }) {
 		this.readyTimeoutMs = readyTimeoutMs;
+		/** The executable (default: RIVETKIT_FIXTURE_SERVER). */
+		this.binary = binary;
 		/** The engine this server is an envoy of (started by the harness), or undefined. */
 		this.engine = engine;
 		this.dataDir = dataDir;
@@ -168,7 +186,7 @@ class FixtureServer {
 
 	async start({ port = 0 } = {}) {
 		if (this.running) throw new Error("fixture server already running");
-		const bin = fixtureServerPath();
+		const bin = this.binary ?? fixtureServerPath();
 		this.generation += 1;
 		const args = ["--host", this.host, "--port", String(port), "--data-dir", this.dataDir, ...this.extraArgs];
 		this.#append("", `---- start #${this.generation}: ${bin} ${args.join(" ")}\n`);
@@ -295,11 +313,11 @@ class FixtureServer {
  * READY_TIMEOUT_MS), engine (the harness engine it is an envoy of: graceful dispose).
  * Returns a FixtureServer {endpoint, port, dataDir, stop(), kill(), restart(), dispose(), output()}.
  */
-export async function startServer({ dataDir, extraArgs = [], env = {}, host = "127.0.0.1", readyTimeoutMs, engine } = {}) {
-	fixtureServerPath(); // fail early with a clear message
+export async function startServer({ dataDir, extraArgs = [], env = {}, host = "127.0.0.1", readyTimeoutMs, engine, binary } = {}) {
+	if (binary === undefined) fixtureServerPath(); // fail early with a clear message
 	const ownsDataDir = dataDir === undefined;
 	const dir = dataDir ?? mkdtempSync(join(tmpdir(), "rivetkit-fixture-"));
-	const server = new FixtureServer({ dataDir: dir, ownsDataDir, host, extraArgs, env, readyTimeoutMs, engine });
+	const server = new FixtureServer({ dataDir: dir, ownsDataDir, host, extraArgs, env, readyTimeoutMs, engine, binary });
 	try {
 		await server.start();
 	} catch (err) {
@@ -444,7 +462,10 @@ export function endpointAddress(endpoint) {
  *                             envoy in pool "default"; disposed in teardown)
  *   wrap(fn)                  test body wrapper
  */
-export function useServer(hooks = testHooks, { clientOptions = {}, server: withServer = true, mode = MODE } = {}) {
+export function useServer(
+	hooks = testHooks,
+	{ clientOptions = {}, server: withServer = true, mode = MODE, binary, serverEnv = {} } = {},
+) {
 	const env = {
 		mode,
 		engine: undefined,
@@ -466,7 +487,7 @@ export function useServer(hooks = testHooks, { clientOptions = {}, server: withS
 		},
 		async startServer({ name, ...opts } = {}) {
 			const label = name ?? `#${env.servers.length + 1}`;
-			const s = await startFixture({ mode, ...opts });
+			const s = await startFixture({ mode, binary, ...opts });
 			env.servers.push({ name: label, server: s });
 			return s;
 		},
@@ -487,7 +508,7 @@ export function useServer(hooks = testHooks, { clientOptions = {}, server: withS
 	const setUp = async () => {
 		if (mode === "engine") env.engine = await suiteEngine();
 		if (withServer) {
-			env.server = await env.startServer({ name: "main" });
+			env.server = await env.startServer({ name: "main", env: serverEnv });
 			env.client = env.newClient();
 		}
 	};
