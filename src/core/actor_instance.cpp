@@ -513,6 +513,13 @@ void ActorInstance::on_abort(std::function<void()> listener) {
   abort_listeners_.push_back(std::move(listener));
 }
 
+Task<void> ActorInstance::wait_hard_abort() {
+  auto self = shared_from_this();
+  while (!hard_aborted_) {
+    co_await hard_abort_.wait();
+  }
+}
+
 Task<void> ActorInstance::wait_aborted() {
   auto self = shared_from_this();
   while (!aborted_) {
@@ -631,11 +638,7 @@ Task<void> ActorInstance::idle_watch() {
 Task<void> ActorInstance::run_background(Task<void> task, Work kind) {
   auto self = shared_from_this();
   auto work = track(kind);
-  auto cancel = [](ActorInstance* inst) -> Task<void> {
-    while (!inst->hard_aborted_) {
-      co_await inst->hard_abort_.wait();
-    }
-  }(this);
+  auto cancel = wait_hard_abort();
   auto raced = co_await (capture(std::move(task)) || std::move(cancel));
   if (raced.index() == 1) {
     co_return;  // the grace period ran out: cancelled
@@ -664,11 +667,7 @@ Task<void> ActorInstance::run_handler() {
   // within the grace period; only then (hard abort) is it cancelled. Its errors are caught here
   // (`||` would otherwise wait for the other operand after a failure).
   auto handler = capture(definition_->hooks.run(this));
-  auto cancel = [](ActorInstance* inst) -> Task<void> {
-    while (!inst->hard_aborted_) {
-      co_await inst->hard_abort_.wait();
-    }
-  }(this);
+  auto cancel = wait_hard_abort();
   auto raced = co_await (std::move(handler) || std::move(cancel));
   if (raced.index() == 1) {
     log::warn("run handler still running at the end of the grace period; cancelled actor_id={}",
@@ -1011,11 +1010,7 @@ Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name
   }
   auto action = catching(it->second(this, conn, std::move(args)));
   auto timeout = config_.clock->wait_for(definition_->options.action_timeout);
-  auto cancel = [](ActorInstance* inst) -> Task<void> {
-    while (!inst->hard_aborted_) {
-      co_await inst->hard_abort_.wait();
-    }
-  }(this);
+  auto cancel = wait_hard_abort();
   auto raced = co_await (std::move(action) || std::move(timeout) || std::move(cancel));
   if (raced.index() == 1) {
     log::warn("action timed out actor_id={} action={}", actor_id_, name);

@@ -10,15 +10,21 @@
 // kLoading -> kFailed.
 // - start(): loads the persisted actor; a new actor runs create_state and on_create and is
 //   committed as initialized before anything can see it; create_vars and on_wake run on every
-//   start; hibernated connections are re-attached (no connection hooks run); then `run` starts,
-//   the idle watch and the schedule timer begin, and overdue schedules fire.
+//   start; hibernated connections are re-attached (no connection hooks run; one whose socket
+//   went away while the actor slept gets its on_disconnect right after the start); then `run`
+//   starts, the idle watch and the schedule timer begin, and overdue schedules fire. Every hook
+//   is bounded by its ActorOptions timeout (actor.callback_timed_out).
 // - Idle: the actor may sleep when nothing keeps it awake (in-flight actions and raw requests,
 //   keep_awake tasks, raw WebSocket callbacks, non-hibernatable connections, pending disconnects,
 //   an active `run`). After `sleep_timeout` of that it asks the driver to stop it.
-// - stop(kSleep | kDestroy): the abort signal fires (`run` is cancelled), in-flight work drains
-//   within the grace period (then it is cancelled), connections are detached (hibernatable ones
-//   on sleep: the driver keeps their sockets) or closed with on_disconnect, on_sleep / on_destroy
-//   runs, and the final save completes before the instance reports stopped.
+// - stop(kSleep | kDestroy): the abort signal fires (listeners run; `run` and long loops see it
+//   and return), in-flight actions, requests and socket callbacks drain within the grace
+//   period, on_sleep / on_destroy runs while every connection is still open, then the
+//   connections that do not survive are ended (every one on destroy, non-hibernatable ones on
+//   sleep: close handler, on_disconnect; hibernatable ones stay with the driver), keep_awake /
+//   wait_until work and (on sleep) the run handler finish, whatever still runs at the end of
+//   the grace period is cancelled, and the final save completes before the instance reports
+//   stopped.
 //
 // Durability (the output gate): whenever user code may have changed the state (mark_state_dirty)
 // or schedules/connections changed, a save is scheduled for the end of the current strand turn.
@@ -185,6 +191,8 @@ class ActorInstance final : public detail::ActorApi,
   void request_save();
   /// Fires the abort signal: listeners, waiters, schedules.
   void fire_abort();
+  /// Resumes at the end of the grace period (what is still running then is cancelled).
+  Task<void> wait_hard_abort();
   /// Ends a connection from the actor's side or the client's: the raw socket's close handler
   /// (awaited), the transport close, then on_disconnect.
   Task<void> end_connection(std::shared_ptr<Connection> conn,

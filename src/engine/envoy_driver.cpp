@@ -121,8 +121,14 @@ void EnvoyDriver::handle_start(const envoy::ActorCheckpoint& cp,
 void EnvoyDriver::handle_stop(const envoy::ActorCheckpoint& cp, envoy::StopActorReason reason) {
   auto it = actors_.find(cp.actor_id);
   if (it == actors_.end() || it->second.generation != cp.generation) {
-    log::info("actor {}: ignoring a {} stop for generation {} (not running here)", cp.actor_id,
-              reason_name(reason), cp.generation);
+    // Nothing of that generation runs here (it stopped already, e.g. before the engine
+    // restarted and asked again): answer the stop anyway, or the engine waits for this
+    // generation for ever and never starts the actor again.
+    log::info("actor {}: answering a {} stop for generation {} that is not running here",
+              cp.actor_id, reason_name(reason), cp.generation);
+    const bool lost = reason == envoy::StopActorReason::kLost;
+    report_stopped(cp.actor_id, cp.generation, !lost,
+                   lost ? std::optional<std::string>("envoy connection lost") : std::nullopt);
     return;
   }
   auto& e = it->second;
@@ -370,18 +376,18 @@ std::shared_ptr<net::WebSocket> EnvoyDriver::hibernated_socket(
     // The engine no longer lists it: the client left while the actor slept. The connection is
     // restored without a socket (its on_disconnect runs) and the socket here ends without a word
     // to the gateway, which has dropped the request (a close would make it reopen one).
-    asio::post(link_->strand(), [self = shared_from_this(),
-                                 key = record.gateway_id + record.request_id] {
-      auto it = self->sockets_by_request_.find(key);
-      if (it != self->sockets_by_request_.end()) {
-        it->second->on_remote_close(1001, "ws.client_gone_during_sleep");
-        self->sockets_by_request_.erase(it);
-      }
-      const auto now = std::chrono::steady_clock::now();
-      std::erase_if(self->gone_requests_,
-                    [&](const auto& e) { return now - e.second > std::chrono::minutes(5); });
-      self->gone_requests_[key] = now;
-    });
+    asio::post(
+        link_->strand(), [self = shared_from_this(), key = record.gateway_id + record.request_id] {
+          auto it = self->sockets_by_request_.find(key);
+          if (it != self->sockets_by_request_.end()) {
+            it->second->on_remote_close(1001, "ws.client_gone_during_sleep");
+            self->sockets_by_request_.erase(it);
+          }
+          const auto now = std::chrono::steady_clock::now();
+          std::erase_if(self->gone_requests_,
+                        [&](const auto& e) { return now - e.second > std::chrono::minutes(5); });
+          self->gone_requests_[key] = now;
+        });
     return nullptr;
   }
   if (record.gateway_id.size() != 4 || record.request_id.size() != 4) {
