@@ -12,6 +12,7 @@
 
 #include "storage/local_store.hpp"
 
+#include "storage/dir_lock.hpp"
 #include "storage/fault_injection.hpp"
 #include "storage/fault_vfs.hpp"
 #include "storage/schema.hpp"
@@ -676,8 +677,8 @@ class ActorStoreImpl final : public ActorStore {
 class LocalStoreImpl final : public LocalStore,
                              public std::enable_shared_from_this<LocalStoreImpl> {
  public:
-  LocalStoreImpl(LocalStoreOptions options, std::unique_ptr<FaultVfs> vfs)
-      : options_(std::move(options)), vfs_(std::move(vfs)) {}
+  LocalStoreImpl(LocalStoreOptions options, std::unique_ptr<FaultVfs> vfs, DirLock lock)
+      : options_(std::move(options)), vfs_(std::move(vfs)), lock_(std::move(lock)) {}
 
   ~LocalStoreImpl() override { close(); }
 
@@ -997,6 +998,7 @@ class LocalStoreImpl final : public LocalStore,
       writer_->stop();
       writer_->conn().close();
     }
+    lock_.release();  // last: the database is closed, another process may take over
   }
 
   LocalStoreStats stats() const override {
@@ -1271,6 +1273,7 @@ class LocalStoreImpl final : public LocalStore,
 
   LocalStoreOptions options_;
   std::unique_ptr<FaultVfs> vfs_;  // first: must outlive the connections below
+  DirLock lock_;                   // held while the database is open (close() releases it)
   Stats stats_;
   std::mutex blocks_mu_;
   GenerationTable blocks_{options_.generation_cache_entries};  // by rid; see "generations"
@@ -1301,6 +1304,11 @@ Result<std::shared_ptr<LocalStore>> LocalStore::open(const std::string& dir,
                       std::nullopt, false});
   }
   const std::string path = (std::filesystem::path(dir) / "rivetkit.db").string();
+  // Before the database is touched: a second process must not even run recovery on it.
+  auto lock = DirLock::acquire(dir);
+  if (!lock) {
+    return fail(std::move(lock.error()));
+  }
 
   std::unique_ptr<FaultVfs> vfs;
   if (options.faults) {
@@ -1331,7 +1339,8 @@ Result<std::shared_ptr<LocalStore>> LocalStore::open(const std::string& dir,
     return fail(std::move(r.error()));
   }
 
-  auto store = std::make_shared<LocalStoreImpl>(std::move(options), std::move(vfs));
+  auto store =
+      std::make_shared<LocalStoreImpl>(std::move(options), std::move(vfs), std::move(*lock));
   if (auto r = store->start(std::move(writer), std::move(reader)); !r) {
     return fail(std::move(r.error()));
   }

@@ -3,7 +3,7 @@
 // §2.4 (when state is saved). Each test starts its own server(s).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, MODE, suiteTimeout, withServers, uniqueKey, disposeClient, waitFor, withTimeout, ActorError } from "../lib/server.mjs";
+import { ENCODING, MODE, localOnly, startServer, suiteTimeout, withServers, uniqueKey, disposeClient, waitFor, withTimeout, ActorError } from "../lib/server.mjs";
 import { restApi } from "../lib/wire.mjs";
 
 const T = { timeout: 120_000 };
@@ -229,5 +229,23 @@ describe(`persistence [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(600_000) 
 		const life = await client.lifecycle.getOrCreate(key).getLifecycle();
 		assert.equal(life.created, 1, "onCreate did not run again after a crash");
 		assert.equal(life.woken, 2);
+	}));
+	it("one process per data directory: a second one on the same directory exits at once naming the holder", { ...T, skip: localOnly("the engine owns the data") }, withServers(async (ctx) => {
+		const server = await ctx.start();
+		const client = ctx.client(server);
+		const h = client.counter.getOrCreate([uniqueKey("owner")]);
+		assert.equal(await h.increment(5), 5);
+		let err;
+		try {
+			const second = await startServer({ dataDir: server.dataDir });
+			await second.dispose({ graceful: false });
+		} catch (e) {
+			err = e;
+		}
+		assert.ok(err, "the second process must not start");
+		assert.match(err.message, /exited before listening \(code=1/);
+		assert.match(err.message, /is in use by another rivetkit process \(pid \d+\)/);
+		// The first one is unaffected.
+		assert.equal(await h.increment(1), 6);
 	}));
 });

@@ -28,7 +28,8 @@ RIVETKIT_FIELDS(State, runs, exited, wakes, sleeps, aborts_heard, changes, reent
 // The harness serves one type; each test picks its behaviour through these switches.
 std::atomic<int> g_run_mode{0};  // 0: none, 1: throws, 2: honours the abort, 3: ignores it
 std::atomic<bool> g_slow_vars{false};
-std::string g_reentrant_code;  // what the refused write in on_state_change threw
+std::atomic<int> g_slow_vars_started{0};  // the slow create_vars is waiting (its timer is armed)
+std::string g_reentrant_code;             // what the refused write in on_state_change threw
 
 struct Vars {
   std::int64_t state_changes = 0;
@@ -55,6 +56,7 @@ ActorDefinition hooks_definition() {
   return actor<Types>("hooks")
       .create_vars([](auto& c) -> Task<Vars> {
         if (g_slow_vars.load()) {
+          g_slow_vars_started += 1;
           co_await c.wait(seconds(10));  // longer than create_vars_timeout (5 s)
         }
         co_return Vars{};
@@ -128,8 +130,15 @@ class HooksTest : public testing::RuntimeHarness {
 
 TEST_F(HooksTest, CreateVarsOverItsTimeoutFailsTheStartWithCallbackTimedOut) {
   g_slow_vars = true;
+  g_slow_vars_started = 0;
   auto fut = asio::co_spawn(io_, acquire(), asio::use_future);
-  settle();
+  // The start loads from real storage threads first: only once the hook runs are both its
+  // timeout and its own wait armed on the manual clock (under load that takes more than one
+  // settle()).
+  for (int i = 0; i < 2000 && g_slow_vars_started.load() == 0; ++i) {
+    settle();
+  }
+  ASSERT_EQ(g_slow_vars_started.load(), 1);
   advance(seconds(6));
   for (int i = 0; i < 200 && fut.wait_for(seconds(0)) != std::future_status::ready; ++i) {
     settle();
