@@ -99,6 +99,9 @@ Error stopping_error() {
 class ActorInstance::WorkScope {
  public:
   WorkScope(std::shared_ptr<ActorInstance> inst, Work kind) : inst_(std::move(inst)), kind_(kind) {
+    if (kind_ == Work::kAction || kind_ == Work::kWsCallback || kind_ == Work::kDisconnect) {
+      inst_->note_request();  // client work (incl. a hibernated socket's message that woke it)
+    }
     ++inst_->work_[work_index(static_cast<int>(kind_))];
     inst_->work_changed();
   }
@@ -127,6 +130,10 @@ void ActorInstance::work_changed() {
   // activity ends (core-semantics.md §1.3).
   idle_since_ = config_.clock->steady_now();
   activity_.notify_all();
+}
+
+void ActorInstance::note_request() {
+  first_request_seen_ = true;
 }
 
 bool ActorInstance::can_sleep() const {
@@ -179,6 +186,7 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
       hard_abort_(strand_),
       schedules_changed_(strand_),
       durability_(strand_) {
+  first_request_grace_ = spec.first_request_grace;
   data_ = definition_->hooks.make_data();
 }
 
@@ -271,6 +279,7 @@ Task<Result<void>> ActorInstance::start() {
   lifecycle_ = Lifecycle::kStarted;
   restore_connections(loaded->conns);
   idle_since_ = config_.clock->steady_now();
+  started_at_ = idle_since_;
   checkpoint();
   notify_alarm();
   util::spawn(strand_, idle_watch(), "actor idle watch");
@@ -622,6 +631,9 @@ Task<void> ActorInstance::idle_watch() {
       continue;
     }
     auto deadline = idle_since_ + timeout;
+    if (!first_request_seen_ && first_request_grace_ > timeout) {
+      deadline = std::max(deadline, started_at_ + first_request_grace_);
+    }
     if (config_.clock->steady_now() >= deadline) {
       log::debug("actor idle for {} ms, sleeping actor_id={}", timeout.count(), actor_id_);
       request_stop(StopReason::kSleep);
@@ -703,6 +715,7 @@ Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
     client::Encoding encoding,
     std::shared_ptr<net::WebSocket> transport) {
   auto self = shared_from_this();
+  note_request();
   if (lifecycle_ != Lifecycle::kStarted || stop_requested_) {
     co_return fail(stopping_error());
   }

@@ -72,6 +72,13 @@ class ActorInstance final : public detail::ActorApi,
     std::shared_ptr<const detail::ActorDefinitionData> definition;
     std::unique_ptr<storage::ActorStore> store;
     LifecycleDriver* driver = nullptr;
+    /// How long a freshly started actor waits for its first request before the idle rule may
+    /// put it to sleep (when longer than sleep_timeout). Engine mode: the engine starts an
+    /// actor for a request that the gateway forwards only once the start is reported, which on
+    /// a busy engine can take longer than a short sleep_timeout; without this the actor sleeps
+    /// first and the gateway's retry wakes it again, in a loop. 0: none (local mode hands the
+    /// request over at once).
+    std::chrono::milliseconds first_request_grace{0};
   };
 
   ActorInstance(boost::asio::any_io_executor strand, Spec spec, const RuntimeConfig& config);
@@ -174,6 +181,7 @@ class ActorInstance final : public detail::ActorApi,
   class WorkScope;
   WorkScope track(Work kind);
   void work_changed();
+  void note_request();
   bool can_sleep() const;
   bool work_drained(bool include_wait_until, bool include_run) const;
 
@@ -225,6 +233,9 @@ class ActorInstance final : public detail::ActorApi,
   // Sleep accounting (core-semantics.md §1.3).
   std::size_t work_[6] = {0, 0, 0, 0, 0, 0};
   util::SteadyTime idle_since_{};
+  std::chrono::milliseconds first_request_grace_{0};
+  util::SteadyTime started_at_{};
+  bool first_request_seen_ = false;  // an action or connection arrived since the start
   bool stop_requested_ = false;
   bool aborted_ = false;       // the abort signal: stopping has begun
   bool hard_aborted_ = false;  // the grace deadline passed: cancel what is left

@@ -144,6 +144,11 @@ void EnvoyDriver::handle_stop(const envoy::ActorCheckpoint& cp, envoy::StopActor
               "stop actor");
 }
 
+// An actor started for a request may only idle-sleep once that request had time to arrive
+// (ActorInstance::Spec::first_request_grace): the gateway forwards it after the engine saw the
+// start, a round trip that takes hundreds of milliseconds on a busy engine.
+constexpr std::chrono::milliseconds kFirstRequestGrace{3000};
+
 Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
                                     std::string actor_id,
                                     std::uint32_t generation,
@@ -209,6 +214,7 @@ Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
                                                   }
                                                 });
     spec.driver = self.get();
+    spec.first_request_grace = kFirstRequestGrace;
     co_return spec;
   };
   auto acquire_op = self->runtime_.acquire(actor_id, std::move(make_spec));

@@ -152,6 +152,25 @@ TEST_F(HooksTest, CreateVarsOverItsTimeoutFailsTheStartWithCallbackTimedOut) {
   EXPECT_EQ(get("wakes"), 1) << "a later start succeeds";
 }
 
+// Engine mode starts an actor for a request that arrives only after the start is reported: the
+// idle rule must not put the actor to sleep before it (the gateway would wake it again, in a
+// loop), but an actor that gets no request still sleeps once the grace is over.
+TEST_F(HooksTest, AStartedActorWaitsForItsFirstRequestBeforeIdleSleep) {
+  first_request_grace_ = seconds(60);  // longer than the 30 s sleep_timeout
+  ASSERT_TRUE(run(acquire()));
+  advance(seconds(31));
+  EXPECT_FALSE(asleep()) << "no request yet: still within the first-request grace";
+  EXPECT_EQ(get("wakes"), 1);  // the request: from now on the usual idle rule
+  advance(seconds(31));
+  EXPECT_TRUE(asleep()) << "idle sleep_timeout after the request";
+
+  ASSERT_TRUE(run(acquire()));  // a start that never gets a request
+  advance(seconds(31));
+  EXPECT_FALSE(asleep());
+  advance(seconds(30));
+  EXPECT_TRUE(asleep()) << "the grace is bounded";
+}
+
 TEST_F(HooksTest, RunHandlerThatThrowsLetsTheActorSleep) {
   g_run_mode = 1;
   EXPECT_EQ(get("runs"), 1);

@@ -111,15 +111,17 @@ class RuntimeHarness : public ::testing::Test {
     auto store = store_;
     auto driver = &driver_;
     auto data = def().data();
-    auto factory = [store, driver, data]() -> Task<Result<ActorInstance::Spec>> {
-      return make_spec(store, driver, data);
+    auto grace = first_request_grace_;
+    auto factory = [store, driver, data, grace]() -> Task<Result<ActorInstance::Spec>> {
+      return make_spec(store, driver, data, grace);
     };
     return runtime_->acquire("actor-1", factory);
   }
   static Task<Result<ActorInstance::Spec>> make_spec(
       std::shared_ptr<storage::LocalStore> store,
       LifecycleDriver* driver,
-      std::shared_ptr<const detail::ActorDefinitionData> data) {
+      std::shared_ptr<const detail::ActorDefinitionData> data,
+      milliseconds first_request_grace = milliseconds(0)) {
     auto gen_op = store->acquire_generation("actor-1");
     auto gen = co_await std::move(gen_op);
     if (!gen) {
@@ -133,6 +135,7 @@ class RuntimeHarness : public ::testing::Test {
     spec.definition = std::move(data);
     spec.store = store->actor_store("actor-1");
     spec.driver = driver;
+    spec.first_request_grace = first_request_grace;
     co_return spec;
   }
   Result<Value> call(std::string action, Array args = {}) {
@@ -166,6 +169,7 @@ class RuntimeHarness : public ::testing::Test {
   std::shared_ptr<storage::LocalStore> store_;
   std::unique_ptr<Runtime> runtime_;
   TestDriver driver_;
+  milliseconds first_request_grace_{0};  // what the next start's Spec carries (engine mode: 3 s)
 };
 
 }  // namespace rivetkit::core::testing
