@@ -142,7 +142,7 @@ class ActorInstance final : public detail::ActorApi,
 
   /// Marks a connection's persisted data (state, subscriptions) as changed.
   void mark_conn_dirty(const std::string& conn_id);
-  void note_message_taken(const Connection& conn);
+  void note_message_taken(const Connection& conn, std::size_t bytes = 0);
 
   // ---- detail::ActorApi -----------------------------------------------------------------------
   const std::string& actor_id() const override { return actor_id_; }
@@ -267,7 +267,8 @@ class ActorInstance final : public detail::ActorApi,
   std::set<std::string> index_due_;
   bool index_flush_armed_ = false;
   bool index_flush_now_ = false;
-  std::uint64_t failed_seq_ = 0;  // highest failed save not superseded by a later success
+  std::size_t index_due_bytes_ = 0;  // inbound bytes behind those indexes (kIndexSaveBytes)
+  std::uint64_t failed_seq_ = 0;     // highest failed save not superseded by a later success
   std::uint64_t commits_in_flight_ = 0;
   Notifier durability_;
 };
