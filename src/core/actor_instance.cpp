@@ -471,7 +471,7 @@ Task<void> ActorInstance::stop(StopReason reason) {
     dirty_ = true;
     checkpoint();
   }
-  auto wait_op = wait_durable(requested_seq_);
+  auto wait_op = wait_durable(latest_seq());
   auto saved = co_await std::move(wait_op);
   if (!saved) {
     log::error("final save failed actor_id={}: {}", actor_id_, saved.error().message);
@@ -1227,8 +1227,31 @@ void ActorInstance::request_save() {
 }
 
 std::uint64_t ActorInstance::checkpoint() {
-  if (dirty_ && lifecycle_ != Lifecycle::kLoading && lifecycle_ != Lifecycle::kFailed
-      && lifecycle_ != Lifecycle::kStopped) {
+  const bool can_save = lifecycle_ != Lifecycle::kLoading && lifecycle_ != Lifecycle::kFailed
+                        && lifecycle_ != Lifecycle::kStopped;
+  if (save_failed_) {
+    // A save failed: nothing more is written by this instance (a later write would carry the
+    // failed change), so whatever waits for this checkpoint fails too. The instance is on its
+    // way out; the next one loads the last durable state.
+    if (dirty_ && can_save) {
+      dirty_ = false;
+      failed_seq_ = ++requested_seq_;
+    }
+    return definition_->options.durable_replies ? failed_seq_ : 0;
+  }
+  if (commits_in_flight_ > 0) {
+    // One commit at a time: had a later one been sent before an earlier one failed, it could make
+    // the failed change durable after its caller was told it failed. Changes meanwhile wait and
+    // go as one write when the commit under way completes; the seq they will get is reserved.
+    if (dirty_ && can_save) {
+      if (reserved_seq_ == 0) {
+        reserved_seq_ = requested_seq_ + 1;
+      }
+      gate_seq_ = reserved_seq_;
+    }
+    return definition_->options.durable_replies ? gate_seq_ : 0;
+  }
+  if (dirty_ && can_save) {
     dirty_ = false;
     storage::ActorWrite write = std::move(pending_);
     pending_ = storage::ActorWrite{};
@@ -1263,8 +1286,16 @@ std::uint64_t ActorInstance::checkpoint() {
       index_due_bytes_ = 0;
     }
     index_flush_now_ = false;
+    if (write.empty() && reserved_seq_ != 0) {
+      // What waited for the commit under way turned out to change nothing: it is durable too.
+      requested_seq_ = reserved_seq_;
+      durable_seq_ = std::max(durable_seq_, reserved_seq_);
+      reserved_seq_ = 0;
+      on_durable_progress();
+    }
     if (!write.empty()) {
       std::uint64_t seq = ++requested_seq_;
+      reserved_seq_ = 0;
       if (gating) {
         gate_seq_ = seq;
       }
@@ -1286,35 +1317,41 @@ std::uint64_t ActorInstance::checkpoint() {
 
 Task<void> ActorInstance::commit(std::uint64_t seq, storage::ActorWrite write) {
   auto self = shared_from_this();
-  storage::ActorWrite retry_copy;
-  retry_copy.conn_upserts = write.conn_upserts;
-  retry_copy.conn_deletes = write.conn_deletes;
-  retry_copy.schedule_upserts = write.schedule_upserts;
-  retry_copy.schedule_deletes = write.schedule_deletes;
   auto op = store_->commit(std::move(write));
   auto r = co_await std::move(op);
   --commits_in_flight_;
   if (r) {
     durable_seq_ = std::max(durable_seq_, seq);
     notify_alarm();
-  } else {
-    log::error("state save failed actor_id={} seq={}: {}", actor_id_, seq, r.error().message);
-    failed_seq_ = std::max(failed_seq_, seq);
-    // Retry with the next checkpoint: the state is written whole, so any later success covers it;
-    // connection and schedule changes are put back in front of newer ones.
-    last_saved_.reset();
-    dirty_ = true;
-    auto merge = [](auto& older, auto& newer) {
-      older.insert(older.end(), std::make_move_iterator(newer.begin()),
-                   std::make_move_iterator(newer.end()));
-      newer = std::move(older);
-    };
-    merge(retry_copy.conn_upserts, pending_.conn_upserts);
-    merge(retry_copy.conn_deletes, pending_.conn_deletes);
-    merge(retry_copy.schedule_upserts, pending_.schedule_upserts);
-    merge(retry_copy.schedule_deletes, pending_.schedule_deletes);
+    on_durable_progress();
+    if (reserved_seq_ != 0) {
+      dirty_ = true;
+      checkpoint();  // what waited for this commit
+      if (reserved_seq_ != 0 && commits_in_flight_ == 0) {
+        // Nothing can be written any more (the instance stopped meanwhile): it will not be.
+        failed_seq_ = std::max(failed_seq_, reserved_seq_);
+        requested_seq_ = std::max(requested_seq_, reserved_seq_);
+        reserved_seq_ = 0;
+        on_durable_progress();
+      }
+    }
+    co_return;
   }
+  // The change is lost, and so is everything made after it (it is in memory only, built on the
+  // lost one). Retrying would make durable what its callers were told failed (a client that
+  // retries would apply it twice), so this instance stops writing, fails what waits, and goes:
+  // the next request starts the actor again from its last durable state (core-semantics.md,
+  // "storage failures").
+  log::error(
+      "state save failed actor_id={} seq={}: {}.{}: {}; the actor restarts from its last "
+      "durable state",
+      actor_id_, seq, r.error().group, r.error().code, r.error().message);
+  save_failed_ = true;
+  failed_seq_ = std::max({failed_seq_, seq, reserved_seq_});
+  requested_seq_ = std::max(requested_seq_, reserved_seq_);
+  reserved_seq_ = 0;
   on_durable_progress();
+  request_stop(StopReason::kSleep);
 }
 
 void ActorInstance::on_durable_progress() {
@@ -1417,7 +1454,7 @@ Task<void> ActorInstance::save_state() {
   auto self = shared_from_this();
   dirty_ = true;
   std::uint64_t seq = checkpoint();
-  auto op = wait_durable(seq == 0 ? requested_seq_ : seq);
+  auto op = wait_durable(seq == 0 ? latest_seq() : seq);
   auto r = co_await std::move(op);
   if (!r) {
     throw ActorError(r.error());

@@ -173,7 +173,7 @@ class ActorInstance final : public detail::ActorApi,
 
   /// Test hooks.
   bool can_sleep_for_test() const { return can_sleep(); }
-  std::uint64_t requested_seq_for_test() const { return requested_seq_; }
+  std::uint64_t requested_seq_for_test() const { return latest_seq(); }
 
  private:
   /// Counts one unit of sleep-blocking (or stop-blocking) work while alive.
@@ -267,9 +267,13 @@ class ActorInstance final : public detail::ActorApi,
   std::set<std::string> index_due_;
   bool index_flush_armed_ = false;
   bool index_flush_now_ = false;
-  std::size_t index_due_bytes_ = 0;  // inbound bytes behind those indexes (kIndexSaveBytes)
-  std::uint64_t failed_seq_ = 0;     // highest failed save not superseded by a later success
-  std::uint64_t commits_in_flight_ = 0;
+  std::size_t index_due_bytes_ = 0;      // inbound bytes behind those indexes (kIndexSaveBytes)
+  std::uint64_t failed_seq_ = 0;         // highest failed save not superseded by a later success
+  std::uint64_t commits_in_flight_ = 0;  // 0 or 1: one commit at a time (checkpoint())
+  /// The seq the next commit gets, handed out to changes made while one is under way (0: none).
+  std::uint64_t reserved_seq_ = 0;
+  bool save_failed_ = false;  // a commit failed: this instance writes nothing more and stops
+  std::uint64_t latest_seq() const { return std::max(requested_seq_, reserved_seq_); }
   Notifier durability_;
 };
 

@@ -92,13 +92,19 @@ unsigned engine_status(const Error& e) {
       return 413;
     }
   }
-  if (e.group == "core" && e.code == "internal_error") {
+  // A fault of this server (storage, anything not meant for clients) is never the client's:
+  // 500, whatever its code (a full disk once answered 400 storage.sqlite_error).
+  if ((e.group == "core" && e.code == "internal_error") || !e.is_public) {
     return 500;
   }
   return 400;
 }
 
 net::HttpResponse engine_error(const Error& error) {
+  if (!error.is_public) {
+    // The client sees only core.internal_error: the cause goes to the log.
+    log::error("request failed: {}: {}", error.qualified_code(), error.message);
+  }
   Error shown = sanitize_for_client(error);
   net::HttpResponse resp;
   resp.status = engine_status(error);

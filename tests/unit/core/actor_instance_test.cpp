@@ -280,8 +280,11 @@ TEST_F(InstanceTest, EventsAndResponsesLeaveInOrderAfterTheCommit) {
   auto done = spawn(inst, flow(inst, conn));
   settle();
   EXPECT_TRUE(socket->sent.empty()) << "event and response wait for durability";
-  store.release_all();
-  settle();
+  // One commit at a time: a change made while one is under way goes with the next.
+  for (int i = 0; i < 4 && socket->sent.size() < 2; ++i) {
+    store.release_all();
+    settle();
+  }
   ASSERT_EQ(socket->sent.size(), 2u);
   EXPECT_NE(socket->sent[0].data.find("\"Event\""), std::string::npos) << socket->sent[0].data;
   EXPECT_NE(socket->sent[1].data.find("\"ActionResponse\""), std::string::npos)
@@ -314,6 +317,52 @@ TEST_F(InstanceTest, FailedCommitFailsTheReplyAndClosesGatedConnections) {
   EXPECT_TRUE(socket->sent.empty());
   ASSERT_TRUE(socket->closed);
   EXPECT_EQ(socket->closed->code, 1011);
+}
+
+// A failed save never becomes durable later (a retrying client would apply it twice): the
+// instance writes nothing more, what waited for it fails, and it stops, so the next start loads
+// the last durable state. Changes made while the failed commit was under way fail with it.
+TEST_F(InstanceTest, FailedCommitIsNeverWrittenLaterAndTheInstanceStops) {
+  auto inst = started();
+  auto inc = [](std::shared_ptr<ActorInstance> i) -> Task<bool> {
+    auto action = i->run_action(nullptr, "increment", Array{Value{1}});
+    co_await std::move(action);
+    auto wait = i->wait_durable(i->checkpoint());
+    auto durable = co_await std::move(wait);
+    co_return durable.has_value();
+  };
+  auto first = spawn(inst, inc(inst));
+  settle();
+  store.release_all();
+  settle();
+  ASSERT_TRUE(*first && **first);
+  const auto durable_count = count_of(*store.persisted.state);
+
+  auto second = spawn(inst, inc(inst));  // its commit will fail
+  settle();
+  ASSERT_EQ(store.pending(), 1u);
+  auto third = spawn(inst, inc(inst));  // made while that commit is under way: waits for it
+  settle();
+  EXPECT_EQ(store.pending(), 1u) << "one commit at a time";
+  store.fail_all();
+  settle();
+  ASSERT_TRUE(*second && *third);
+  EXPECT_FALSE(**second);
+  EXPECT_FALSE(**third) << "built on the lost change: fails with it";
+  EXPECT_EQ(inst->lifecycle(), ActorInstance::Lifecycle::kStarted);  // the driver runs the stop
+
+  auto fourth = spawn(inst, inc(inst));
+  settle();
+  for (int i = 0; i < 3; ++i) {
+    store.release_all();
+    settle();
+  }
+  EXPECT_EQ(store.pending(), 0u);
+  EXPECT_EQ(count_of(*store.persisted.state), durable_count)
+      << "nothing reported failed became durable";
+  if (*fourth) {
+    EXPECT_FALSE(**fourth) << "no acknowledgement from an instance that can no longer save";
+  }
 }
 
 TEST_F(InstanceTest, ErrorsAreStructuredAndInternalDetailsStayHidden) {
