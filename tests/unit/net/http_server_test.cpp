@@ -148,6 +148,18 @@ class RawClient {
     return false;
   }
 
+  /// Everything that arrives until the server closes; nullopt on a receive timeout.
+  std::optional<std::string> read_to_eof() {
+    while (fill()) {
+    }
+    if (!last_eof_) {
+      return std::nullopt;
+    }
+    std::string out = std::move(buf_);
+    buf_.clear();
+    return out;
+  }
+
   void shutdown_write() { ::shutdown(fd_, SHUT_WR); }
 
   /// Closes with a TCP reset (no FIN, no WebSocket close frame).
@@ -905,6 +917,72 @@ TEST_F(NetServerTest, GarbageIs400AndClose) {
     auto r = read_response(c);
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->status, 400);
+  }
+  expect_server_ok();
+}
+
+// Request smuggling hardening (RFC 9112 §6.1, §6.3): a request whose body length is ambiguous
+// is refused and the connection closed, so its body is never parsed as a second request.
+TEST_F(NetServerTest, AmbiguousTransferEncodingIs400AndClose) {
+  start();
+  // The body of each request below is a complete pipelined request, which must never be
+  // answered.
+  const std::string smuggled = post_request("/echo", "smuggled");
+  const std::string chunked_smuggled =
+      std::to_string(smuggled.size()) + "\r\n" + smuggled + "\r\n0\r\n\r\n";
+  struct Case {
+    std::string headers;
+    std::string body;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {"Transfer-Encoding: chunked, identity\r\n", smuggled, 400},
+      {"Transfer-Encoding: identity\r\n", smuggled, 400},
+      {"Transfer-Encoding: gzip\r\n", smuggled, 400},
+      {"Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n", smuggled, 400},
+      {"Transfer-Encoding: chunked, chunked\r\n", chunked_smuggled, 400},
+      {"Transfer-Encoding: \r\n", smuggled, 400},
+      {"Transfer-Encoding: identity\r\nContent-Length: 0\r\n", smuggled, 400},
+      {"Content-Length: " + std::to_string(chunked_smuggled.size())
+           + "\r\nTransfer-Encoding: chunked\r\n",
+       chunked_smuggled, 400},
+      {"Transfer-Encoding: chunked\r\nContent-Length: 0\r\n", chunked_smuggled, 400},
+      {"Transfer-Encoding: gzip, chunked\r\n", chunked_smuggled, 501},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.headers);
+    RawClient c(port_);
+    ASSERT_TRUE(c.connected());
+    ASSERT_TRUE(c.send_all("POST /echo HTTP/1.1\r\nHost: x\r\n" + tc.headers + "\r\n" + tc.body));
+    auto r = read_response(c);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, tc.status);
+    EXPECT_EQ(r->header("connection"), "close");
+    c.shutdown_write();
+    // Nothing but the close follows: the pipelined request got no answer.
+    EXPECT_EQ(c.read_to_eof(), std::optional<std::string>(""));
+  }
+  {
+    // HTTP/1.0 has no chunked coding: Transfer-Encoding there is faulty framing.
+    RawClient c(port_);
+    ASSERT_TRUE(
+        c.send_all("POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked_smuggled));
+    auto r = read_response(c);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 400);
+    c.shutdown_write();
+    EXPECT_TRUE(c.wait_eof());
+  }
+  {
+    // Case and spacing do not matter for a lone final chunked.
+    RawClient c(port_);
+    ASSERT_TRUE(
+        c.send_all("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:  CHUNKED \r\n\r\n"
+                   "2\r\nok\r\n0\r\n\r\n"));
+    auto r = read_response(c);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, "ok");
   }
   expect_server_ok();
 }
