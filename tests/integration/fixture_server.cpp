@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,14 @@ rivetkit::ActorDefinition counter() {
         ws.on_message([ws](rivetkit::WebSocketMessage msg) {
           if (msg.binary) {
             ws.send_binary(msg.data);
+          } else if (msg.data.rfind("cmd:close:", 0) == 0) {
+            // "cmd:close:<code>": the actor closes with that code, or says it was refused.
+            const auto code = static_cast<std::uint16_t>(std::stoul(msg.data.substr(10)));
+            try {
+              ws.close(code, "closed by the actor");
+            } catch (const std::invalid_argument&) {
+              ws.send("close refused:" + std::to_string(code));
+            }
           } else {
             ws.send("echo:" + msg.data);
           }

@@ -34,6 +34,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -1264,6 +1265,68 @@ TEST_F(NetServerTest, WsClientCloseCodePropagates) {
   ASSERT_TRUE(info.has_value());
   EXPECT_EQ(info->code, 4001);
   EXPECT_EQ(info->reason, "client bye");
+}
+
+// RFC 6455 §7.4: a close code an endpoint may not send is not echoed back. Beast accepts codes
+// above 4999 and would echo them; the server answers 1002 (protocol error) instead, and Beast's
+// own check answers the reserved ones with 1002 too.
+TEST_F(NetServerTest, WsClientInvalidCloseCodeIsAnswered1002NotEchoed) {
+  start();
+  for (const std::uint16_t code :
+       std::initializer_list<std::uint16_t>{5000, 65535, 1004, 1005, 1006, 1015, 2999, 999, 0}) {
+    SCOPED_TRACE(code);
+    WsClient ws(port_);
+    ASSERT_EQ(ws.handshake("/connect", "rivet")->status, 101);
+    ASSERT_TRUE(ws.send_text("ping"));
+    auto m = ws.read_message();
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->payload, "ping");
+    ASSERT_TRUE(ws.send_close(code, "bad code"));
+    auto c = ws.read_message();
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c->opcode, kOpClose);
+    EXPECT_EQ(c->close_code(), 1002);
+    EXPECT_TRUE(ws.finish());
+    auto info = wait_ws_closed();
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->code, 1002);
+  }
+  // The edges of the ranges that may be sent are echoed.
+  for (const std::uint16_t code :
+       std::initializer_list<std::uint16_t>{1000, 1003, 1007, 1013, 3000, 4999}) {
+    SCOPED_TRACE(code);
+    WsClient ws(port_);
+    ASSERT_EQ(ws.handshake("/connect", "rivet")->status, 101);
+    ASSERT_TRUE(ws.send_close(code, ""));
+    auto c = ws.read_message();
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c->close_code(), code);
+    EXPECT_TRUE(ws.finish());
+    auto info = wait_ws_closed();
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->code, code);
+  }
+  expect_server_ok();
+}
+
+// The server side never sends such a code either: close() maps it to 1011.
+TEST_F(NetServerTest, WsServerInvalidCloseCodeIsNotSent) {
+  start();
+  for (const int code : {5000, 65535, 1006, 2000}) {
+    SCOPED_TRACE(code);
+    WsClient ws(port_);
+    ASSERT_EQ(ws.handshake("/connect", "rivet")->status, 101);
+    ASSERT_TRUE(ws.send_text("cmd:close " + std::to_string(code) + " nope"));
+    auto c = ws.read_message();
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c->opcode, kOpClose);
+    EXPECT_EQ(c->close_code(), 1011);
+    ASSERT_TRUE(ws.send_close(1011, ""));
+    EXPECT_TRUE(ws.finish());
+    auto info = wait_ws_closed();
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->code, 1011);
+  }
 }
 
 TEST_F(NetServerTest, WsClientCloseWithoutStatusIs1005) {
