@@ -46,6 +46,17 @@ std::string key_of(const std::vector<std::string>& key) {
   return key.empty() ? "" : key[0];
 }
 
+/// count + amount for the counters' increment: the amount comes from the client, so an overflow
+/// (undefined behaviour with a plain +=) is refused as the caller's error instead.
+std::int64_t checked_add(std::int64_t count, std::int64_t amount) {
+  std::int64_t next = 0;
+  if (__builtin_add_overflow(count, amount, &next)) {
+    throw rivetkit::UserError("increment would overflow the count (a 64-bit integer)",
+                              "count_overflow");
+  }
+  return next;
+}
+
 struct CounterState {
   std::int64_t count = 0;
 };
@@ -55,7 +66,7 @@ rivetkit::ActorDefinition counter() {
   return rivetkit::actor<CounterState>("counter")
       .action("increment",
               [](auto& c, std::int64_t amount) {
-                c.state().count += amount;
+                c.state().count = checked_add(c.state().count, amount);
                 c.broadcast("newCount", c.state().count);
                 return c.state().count;
               })
@@ -200,7 +211,7 @@ rivetkit::ActorDefinition sleepy() {
       .on_disconnect([](auto& c, auto) { record("sleepy:onDisconnect:" + key_of(c.key())); })
       .action("increment",
               [](auto& c, std::int64_t amount) {
-                c.state().count += amount;
+                c.state().count = checked_add(c.state().count, amount);
                 c.broadcast("newCount", c.state().count);
                 return c.state().count;
               })
