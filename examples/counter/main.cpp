@@ -23,7 +23,14 @@ rivetkit::ActorDefinition counter() {
   return rivetkit::actor<CounterState>("counter")
       .action("increment",
               [](auto& c, std::int64_t amount) {
-                c.state().count += amount;
+                // `amount` comes from the client: a plain += could overflow (undefined
+                // behaviour), so the sum is checked and an overflow is the caller's error.
+                std::int64_t next = 0;
+                if (__builtin_add_overflow(c.state().count, amount, &next)) {
+                  throw rivetkit::UserError("increment would overflow the count (a 64-bit integer)",
+                                            "count_overflow");
+                }
+                c.state().count = next;
                 c.broadcast("newCount", c.state().count);
                 return c.state().count;
               })

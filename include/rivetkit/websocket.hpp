@@ -37,7 +37,9 @@ class WebSocket {
   void send(std::string_view text) const;
   /// Sends a binary frame.
   void send_binary(std::string_view data) const;
-  /// Closes the socket (default 1000, no reason).
+  /// Closes the socket (default 1000, no reason). `code` must be one an endpoint may send
+  /// (RFC 6455 §7.4: 1000-1003, 1007-1014 or 3000-4999), else this throws std::invalid_argument
+  /// and the socket stays open (like `ws.close(5000)` in Node).
   void close(std::uint16_t code = 1000, std::string reason = {}) const;
 
   /// Handler: `void(WebSocketMessage)` or `Task<void>(WebSocketMessage)`.

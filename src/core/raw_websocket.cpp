@@ -1,5 +1,10 @@
 #include "core/raw_websocket.hpp"
 
+#include "net/websocket.hpp"
+
+#include <stdexcept>
+#include <string>
+
 namespace rivetkit {
 
 namespace {
@@ -21,6 +26,12 @@ void WebSocket::send_binary(std::string_view data) const {
 }
 
 void WebSocket::close(std::uint16_t code, std::string reason) const {
+  if (!net::is_valid_close_code(code)) {
+    // Never put a reserved or undefined code on the wire: the peer would fail the connection.
+    throw std::invalid_argument("WebSocket close code " + std::to_string(code)
+                                + " may not be sent (RFC 6455 §7.4: use 1000-1003, 1007-1014 or "
+                                  "3000-4999)");
+  }
   if (auto conn = impl_->conn.lock()) {
     conn->close(code, std::move(reason));
   }

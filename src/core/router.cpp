@@ -4,6 +4,7 @@
 #include "core/raw_websocket.hpp"
 #include "protocol/compat.hpp"
 #include "protocol/json/json.hpp"
+#include "protocol/text/utf8.hpp"
 #include "util/log.hpp"
 #include "util/spawn.hpp"
 #include "util/url.hpp"
@@ -198,7 +199,9 @@ Task<net::HttpResponse> handle_action(ActorTarget target,
     co_return ActorRouter::error_response(method_not_allowed(), encoding, instance.get());
   }
   auto name = util::percent_decode(raw_name);
-  if (!name || raw_name.find('/') != std::string::npos) {
+  // An action name that is not UTF-8 cannot name an action (names are protocol strings); like a
+  // malformed escape, it is no route.
+  if (!name || raw_name.find('/') != std::string::npos || !protocol::text::is_valid_utf8(*name)) {
     co_return ActorRouter::error_response(route_not_found(req.target), encoding, instance.get());
   }
   if (req.body.size() > config.max_incoming_message_size) {

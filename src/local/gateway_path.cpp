@@ -1,10 +1,11 @@
 #include "local/gateway_path.hpp"
 
-#include <set>
-
 #include "protocol/cbor/cbor.hpp"
 #include "protocol/compat.hpp"
+#include "protocol/text/utf8.hpp"
 #include "util/url.hpp"
+
+#include <set>
 
 namespace rivetkit::local {
 
@@ -30,6 +31,18 @@ std::vector<std::string> split_key(std::string_view text) {
     start = comma + 1;
   }
   return parts;
+}
+
+/// Percent-decodes a component that becomes a protocol string (an actor id, name, key, token,
+/// namespace...). Those travel as BARE/CBOR/JSON text, which must be valid UTF-8, and bytes that
+/// are not would make distinct keys collide once replaced by U+FFFD in JSON, so invalid UTF-8
+/// is refused like a malformed escape.
+std::optional<std::string> decode_text(std::string_view raw, bool plus_is_space = false) {
+  auto decoded = util::percent_decode(raw, plus_is_space);
+  if (!decoded || !protocol::text::is_valid_utf8(*decoded)) {
+    return std::nullopt;
+  }
+  return decoded;
 }
 
 }  // namespace
@@ -72,10 +85,10 @@ Result<GatewayRequest> parse_gateway_target(std::string_view target) {
       forwarded_query.clear();
     }
     auto at = segment.find('@');
-    auto id = util::percent_decode(segment.substr(0, at));
+    auto id = decode_text(segment.substr(0, at));
     std::optional<std::string> token;
     if (at != std::string_view::npos) {
-      token = util::percent_decode(segment.substr(at + 1));
+      token = decode_text(segment.substr(at + 1));
       if (!token || token->empty()) {
         return fail(guard_error("no_route", "No route found"));
       }
@@ -97,10 +110,12 @@ Result<GatewayRequest> parse_gateway_target(std::string_view target) {
         forwarded_query += pair.raw;
         continue;
       }
-      auto name = util::percent_decode(pair.raw_name, true);
-      auto value = util::percent_decode(pair.raw_value, true);
+      auto name = decode_text(pair.raw_name, true);
+      auto value = decode_text(pair.raw_value, true);
       if (!name || !value) {
-        return fail(guard_error("query_invalid_params", "Invalid query parameter encoding"));
+        return fail(
+            guard_error("query_invalid_params",
+                        "Invalid query parameter encoding (malformed escape or invalid UTF-8)"));
       }
       if (!seen.insert(*name).second) {
         return fail(guard_error("query_duplicate_param", "Duplicate query parameter: " + *name));
@@ -147,9 +162,10 @@ Result<GatewayRequest> parse_gateway_target(std::string_view target) {
         return fail(guard_error("query_invalid_params", "Unknown query parameter: " + n));
       }
     }
-    auto actor_name = util::percent_decode(segment);
+    auto actor_name = decode_text(segment);
     if (!actor_name) {
-      return fail(guard_error("query_invalid_params", "Invalid actor name encoding"));
+      return fail(guard_error("query_invalid_params",
+                              "Invalid actor name encoding (malformed escape or invalid UTF-8)"));
     }
     if (actor_name->find('@') != std::string::npos) {
       return fail(guard_error("query_path_token_syntax",

@@ -8,6 +8,7 @@
 #include "local/local_context.hpp"
 #include "net/http_server.hpp"
 #include "protocol/json/json.hpp"
+#include "protocol/text/utf8.hpp"
 #include "util/heap_trimmer.hpp"
 #include "util/log.hpp"
 #include "util/spawn.hpp"
@@ -347,6 +348,9 @@ Task<void> LocalServer::Impl::on_websocket(std::shared_ptr<Impl> self,
         target_actor = true;
       } else if (starts_with(item, "rivet_actor.")) {
         actor_id = util::percent_decode(item.substr(12));
+        if (actor_id && !protocol::text::is_valid_utf8(*actor_id)) {
+          actor_id.reset();  // ids are protocol strings: not UTF-8 means no such actor
+        }
       }
     }
     if (!target_actor || !actor_id || actor_id->empty()) {

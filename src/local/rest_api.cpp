@@ -1,19 +1,20 @@
 // The actor REST API the official clients call (client-protocol.md §4): get by ids, get by key,
 // list, get-or-create (PUT), create (POST), destroy (DELETE), plus /actors/names and /datacenters.
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
-#include <charconv>
-#include <set>
-
 #include "core/errors.hpp"
 #include "core/ids.hpp"
 #include "local/local_context.hpp"
 #include "protocol/compat.hpp"
 #include "protocol/json/json.hpp"
+#include "protocol/text/utf8.hpp"
 #include "util/log.hpp"
 #include "util/url.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <charconv>
+#include <set>
 
 namespace rivetkit::local {
 
@@ -52,6 +53,11 @@ Result<Query> parse_query(std::string_view raw, std::initializer_list<std::strin
     auto value = util::percent_decode(pair.raw_value, true);
     if (!name || !value) {
       return fail(bad_request("invalid query encoding"));
+    }
+    // Names and keys become protocol strings (BARE/CBOR/JSON text): refuse bytes that are not
+    // UTF-8 instead of storing them (JSON would list two such keys as the same U+FFFD text).
+    if (!protocol::text::is_valid_utf8(*name) || !protocol::text::is_valid_utf8(*value)) {
+      return fail(bad_request("query parameter is not valid UTF-8"));
     }
     bool ok = false;
     for (auto a : allowed) {

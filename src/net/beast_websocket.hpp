@@ -23,6 +23,9 @@
 // - a message larger than read_message_max: 1009 (Beast sends the close frame itself);
 // - invalid UTF-8 in a text frame: 1007; other protocol violations: 1002 (Beast closes);
 // - the TCP connection ended without a close frame (EOF, reset, timeout): 1006.
+// - a peer close frame whose code may not be sent (above 4999: Beast accepts those and would
+//   echo them): answered and reported as 1002 (CloseEchoGuard below). Beast itself fails the
+//   other invalid codes (1004-1006, 1014-2999, <1000) with 1002.
 
 #include "net/websocket.hpp"
 #include "util/log.hpp"
@@ -37,11 +40,14 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/role.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket/error.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <boost/beast/websocket/stream.hpp>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -79,6 +85,93 @@ inline boost::beast::websocket::stream_base::timeout ws_timeouts(
   return t;
 }
 
+/// A pass-through stream layer under the Beast websocket stream whose only job is to change the
+/// close frame Beast echoes. Beast validates a received close code against RFC 6455 except
+/// above 4999, which it accepts and echoes back as is; the control callback (installed by
+/// BeastWebSocket) sees such a code before the echo is written and asks this layer to put
+/// 1002 (protocol error) in the echo instead. The echo is Beast's own 2-byte-payload close
+/// frame, unmasked from a server (4 bytes) or masked from a client (8 bytes).
+template <class NextLayer>
+class CloseEchoGuard {
+ public:
+  using executor_type = typename NextLayer::executor_type;
+  using next_layer_type = NextLayer;
+
+  template <class... Args>
+  explicit CloseEchoGuard(Args&&... args) : next_(std::forward<Args>(args)...) {}
+
+  executor_type get_executor() noexcept { return next_.get_executor(); }
+  NextLayer& next_layer() noexcept { return next_; }
+  const NextLayer& next_layer() const noexcept { return next_; }
+
+  /// The next close frame written (the echo) carries `code`. Strand only.
+  void replace_close_echo(std::uint16_t code) { replace_ = code; }
+
+  template <class MutableBufferSequence, class ReadToken>
+  auto async_read_some(const MutableBufferSequence& buffers, ReadToken&& token) {
+    return next_.async_read_some(buffers, std::forward<ReadToken>(token));
+  }
+
+  template <class ConstBufferSequence, class WriteToken>
+  auto async_write_some(const ConstBufferSequence& buffers, WriteToken&& token) {
+    if ((replace_ || frame_size_ != 0)
+        && boost::asio::buffer_sequence_begin(buffers)
+               != boost::asio::buffer_sequence_end(buffers)) {
+      const boost::asio::const_buffer first = *boost::asio::buffer_sequence_begin(buffers);
+      const auto* p = static_cast<const unsigned char*>(first.data());
+      if (replace_ && first.size() >= 2 && p[0] == 0x88u && (p[1] == 0x02u || p[1] == 0x82u)
+          && first.size() >= (p[1] == 0x82u ? 8u : 4u)) {
+        // Beast's echo: FIN+close, a 2-byte payload, masked (client) or not (server). Write a
+        // copy whose code is replaced.
+        frame_size_ = p[1] == 0x82u ? 8u : 4u;
+        frame_start_ = p;
+        std::copy(p, p + frame_size_, frame_.begin());
+        const bool masked = frame_size_ == 8u;
+        const auto hi = static_cast<unsigned char>(*replace_ >> 8);
+        const auto lo = static_cast<unsigned char>(*replace_ & 0xFFu);
+        frame_[frame_size_ - 2] = masked ? static_cast<unsigned char>(hi ^ p[2]) : hi;
+        frame_[frame_size_ - 1] = masked ? static_cast<unsigned char>(lo ^ p[3]) : lo;
+        replace_.reset();
+      }
+      if (frame_size_ != 0) {
+        if (p >= frame_start_ && p < frame_start_ + frame_size_) {
+          // The frame, or (after a short write) the rest of it: from the copy.
+          const auto offset = static_cast<std::size_t>(p - frame_start_);
+          const std::size_t n = std::min(first.size(), frame_size_ - offset);
+          return next_.async_write_some(boost::asio::buffer(frame_.data() + offset, n),
+                                        std::forward<WriteToken>(token));
+        }
+        frame_size_ = 0;  // the copy went out; this write is something else
+      }
+    }
+    return next_.async_write_some(buffers, std::forward<WriteToken>(token));
+  }
+
+ private:
+  NextLayer next_;
+  std::optional<std::uint16_t> replace_;
+  std::array<unsigned char, 8> frame_{};
+  const unsigned char* frame_start_ = nullptr;
+  std::size_t frame_size_ = 0;
+};
+
+/// Teardown goes to the next layer (Beast finds these by argument-dependent lookup).
+template <class NextLayer>
+void teardown(boost::beast::role_type role,
+              CloseEchoGuard<NextLayer>& stream,
+              boost::system::error_code& ec) {
+  using boost::beast::websocket::teardown;
+  teardown(role, stream.next_layer(), ec);
+}
+
+template <class NextLayer, class TeardownHandler>
+void async_teardown(boost::beast::role_type role,
+                    CloseEchoGuard<NextLayer>& stream,
+                    TeardownHandler&& handler) {
+  using boost::beast::websocket::async_teardown;
+  async_teardown(role, stream.next_layer(), std::forward<TeardownHandler>(handler));
+}
+
 template <class Stream>
 class BeastWebSocket final : public WebSocket,
                              public std::enable_shared_from_this<BeastWebSocket<Stream>> {
@@ -93,6 +186,18 @@ class BeastWebSocket final : public WebSocket,
 
   /// Starts the writer coroutine. Call once, on the strand, after the handshake succeeded.
   void start() {
+    if constexpr (requires { ws_.next_layer().replace_close_echo(std::uint16_t{}); }) {
+      // Runs inside Beast's read, after it parsed a peer close frame and before it echoes it.
+      ws_.control_callback(
+          [this](boost::beast::websocket::frame_type kind, boost::beast::string_view) {
+            if (kind == boost::beast::websocket::frame_type::close) {
+              const std::uint16_t code = ws_.reason().code;
+              if (code != 0 && !is_valid_close_code(code)) {
+                ws_.next_layer().replace_close_echo(1002);
+              }
+            }
+          });
+    }
     auto self = this->shared_from_this();
     util::spawn(ex_, write_loop(std::move(self)), "websocket writer");
   }
@@ -237,8 +342,12 @@ class BeastWebSocket final : public WebSocket,
     read_done_ = true;
     if (ec == boost::beast::websocket::error::closed) {
       const auto& cr = ws_.reason();
-      const std::uint16_t code = cr.code == 0 ? std::uint16_t{1005} : cr.code;
-      set_close_info(code, std::string(cr.reason.data(), cr.reason.size()));
+      if (cr.code != 0 && !is_valid_close_code(cr.code)) {
+        set_close_info(1002, std::string());  // what we answered (see CloseEchoGuard)
+      } else {
+        const std::uint16_t code = cr.code == 0 ? std::uint16_t{1005} : cr.code;
+        set_close_info(code, std::string(cr.reason.data(), cr.reason.size()));
+      }
     } else {
       set_close_info(close_code_for_read_error(ec), std::string());
       log::debug("websocket read ended: {}", ec.message());
@@ -268,7 +377,7 @@ class BeastWebSocket final : public WebSocket,
 };
 
 /// The plain (no TLS) Beast websocket stream used by the local-mode server.
-using PlainWsStream = boost::beast::websocket::stream<boost::beast::tcp_stream>;
+using PlainWsStream = boost::beast::websocket::stream<CloseEchoGuard<boost::beast::tcp_stream>>;
 
 extern template class BeastWebSocket<PlainWsStream>;
 

@@ -7,7 +7,9 @@
 //   [100 Continue] -> read the body (idle_timeout of inactivity per read) ->
 //   upgrade?  yes: hand the stream to the WebSocket path, the session ends with the socket.
 //             no:  run on_http, write the response, loop while keep-alive.
-// Parse failures answer 400 (431 for an oversize header, 413 for an oversize body) with
+// Parse failures and ambiguous framing (a Transfer-Encoding that is not exactly a final
+// `chunked`, or one with Content-Length) answer 400 (431 for an oversize header, 413 for an
+// oversize body, 501 for an unsupported transfer coding under `chunked`) with
 // `Connection: close`, then close after a bounded lingering read so the client sees the status.
 // Timeouts, resets and EOF just close the connection.
 //
@@ -47,6 +49,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace rivetkit::net {
 
@@ -133,6 +136,59 @@ bool valid_header_name(std::string_view name) {
 
 bool valid_header_value(std::string_view value) {
   return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+/// Framing check the parser does not make (RFC 9112 §6.1, §6.3): Beast ignores a
+/// Transfer-Encoding whose final coding is not `chunked` and then frames the body by
+/// Content-Length or as empty, so the body bytes would be parsed as the next request (request
+/// smuggling when a proxy in front frames it differently). Returns the status to refuse the
+/// request with and close, or 0 if the framing is unambiguous.
+unsigned framing_error_status(const http::request_parser<http::string_body>& parser) {
+  const auto& h = parser.get();
+  std::vector<std::string_view> codings;
+  bool has_te = false;
+  for (const auto& f : h) {
+    if (f.name() != http::field::transfer_encoding) {
+      continue;
+    }
+    has_te = true;
+    std::string_view value = f.value();
+    while (!value.empty()) {
+      const auto comma = value.find(',');
+      std::string_view part = value.substr(0, comma);
+      while (!part.empty() && (part.front() == ' ' || part.front() == '\t')) {
+        part.remove_prefix(1);
+      }
+      while (!part.empty() && (part.back() == ' ' || part.back() == '\t')) {
+        part.remove_suffix(1);
+      }
+      if (!part.empty()) {  // empty list elements are allowed and mean nothing (RFC 9110 §5.6.1)
+        codings.push_back(part);
+      }
+      if (comma == std::string_view::npos) {
+        break;
+      }
+      value.remove_prefix(comma + 1);
+    }
+  }
+  if (!has_te) {
+    return 0;
+  }
+  // An HTTP/1.0 message with Transfer-Encoding has faulty framing (§6.1), as has one that also
+  // carries Content-Length (§6.3 item 3: a server may reject it and must then close).
+  if (h.version() < 11 || h.find(http::field::content_length) != h.end()) {
+    return 400;
+  }
+  if (codings.empty() || !iequals(codings.back(), "chunked")) {
+    return 400;  // the length cannot be determined (§6.3 item 4)
+  }
+  for (std::size_t i = 0; i + 1 < codings.size(); ++i) {
+    if (iequals(codings[i], "chunked")) {
+      return 400;  // chunked applied twice (§7)
+    }
+  }
+  // Well framed, but with a coding under the chunking that this server does not decode.
+  return codings.size() == 1 ? 0 : 501;
 }
 
 HttpRequest to_request(const BeastRequest& req, const std::string& remote) {
@@ -396,6 +452,13 @@ Task<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket soc
         }
         break;
       }
+    }
+    if (const unsigned status = framing_error_status(parser); status != 0) {
+      if (!conn->closing) {
+        auto op = fail_and_close(conn, status, parser.get().version());
+        co_await std::move(op);
+      }
+      break;
     }
 
     // Expect: 100-continue (only meaningful when a body follows).

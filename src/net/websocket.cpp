@@ -35,8 +35,7 @@ std::uint16_t sendable_close_code(std::uint16_t code) {
   if (code == 1005) {
     return code;  // sent as a close frame without a code
   }
-  if ((code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014)
-      || (code >= 3000 && code <= 4999)) {
+  if (is_valid_close_code(code)) {
     // 1014 is valid per IANA but Beast peers reject it; keep it off the wire.
     return code == 1014 ? std::uint16_t{1011} : code;
   }

@@ -30,6 +30,13 @@ struct WsResumePoint {
   std::uint16_t next_sent = 0;
 };
 
+/// RFC 6455 §7.4: the codes an endpoint may put in a close frame (1000-1003, 1007-1014 and
+/// 3000-4999). 1004-1006 and 1015 are reserved, 1016-2999 unassigned, <1000 and >4999 undefined.
+constexpr bool is_valid_close_code(std::uint16_t code) {
+  return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014)
+         || (code >= 3000 && code <= 4999);
+}
+
 struct WsCloseInfo {
   std::uint16_t code = 1005;  // 1005: no status received; 1006: abnormal (no close frame)
   std::string reason;

@@ -12,19 +12,12 @@ void trim_heap() noexcept {
   malloc_trim(0);
 }
 
-namespace {
-
-/// Bytes in use and free inside the arenas. A trimmed chunk stays free in the arena's accounting
-/// (its pages are just no longer resident).
-struct HeapSample {
-  std::size_t in_use = 0;
-  std::size_t free = 0;
-};
-
-HeapSample sample() noexcept {
+HeapSample sample_heap() noexcept {
   struct mallinfo2 mi = mallinfo2();
   return HeapSample{mi.uordblks, mi.fordblks};
 }
+
+namespace {
 
 std::size_t distance(std::size_t a, std::size_t b) {
   return a > b ? a - b : b - a;
@@ -63,6 +56,9 @@ std::size_t HeapTrimmer::trims() const {
 
 void HeapTrimmer::run() {
   const bool periodic = options_.check_interval.count() > 0;
+  const auto sample = [this] {
+    return options_.sample ? options_.sample() : sample_heap();
+  };
   // Since the last trim: the most bytes in use and the fewest bytes free seen. Memory freed since
   // shows as in-use bytes below that peak or as free bytes above that low (either can hide:
   // freeing the top of an arena shrinks it, so its free bytes drop while pages elsewhere became

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -16,6 +17,17 @@ namespace rivetkit::util {
 /// each arena's lock in turn while it walks that arena's free chunks (a few milliseconds after a
 /// burst of 10,000 actors), so call it after a burst, not per operation. Thread-safe.
 void trim_heap() noexcept;
+
+/// Bytes in use and free inside the malloc arenas. A trimmed chunk stays free in the arena's
+/// accounting (its pages are just no longer resident).
+struct HeapSample {
+  std::size_t in_use = 0;
+  std::size_t free = 0;
+};
+
+/// The heap as glibc accounts it (mallinfo2). Under a sanitizer that replaces malloc, glibc's
+/// arenas do not see the program's allocations, so this hardly moves.
+HeapSample sample_heap() noexcept;
 
 /// Trims on its own thread (never on an I/O thread), in two cases:
 ///  - a burst of releases is over: `quiet` after the last released(), and at the latest
@@ -32,6 +44,9 @@ class HeapTrimmer {
     std::chrono::milliseconds max_delay{2000};
     std::chrono::milliseconds check_interval{500};  // 0: no periodic check
     std::size_t min_growth = 64u << 10;
+    /// Where the periodic check reads the heap; empty: sample_heap(). Tests give it a scripted
+    /// heap so that the decision does not depend on the allocator in use.
+    std::function<HeapSample()> sample;
   };
 
   HeapTrimmer();

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,17 @@ std::string key_of(const std::vector<std::string>& key) {
   return key.empty() ? "" : key[0];
 }
 
+/// count + amount for the counters' increment: the amount comes from the client, so an overflow
+/// (undefined behaviour with a plain +=) is refused as the caller's error instead.
+std::int64_t checked_add(std::int64_t count, std::int64_t amount) {
+  std::int64_t next = 0;
+  if (__builtin_add_overflow(count, amount, &next)) {
+    throw rivetkit::UserError("increment would overflow the count (a 64-bit integer)",
+                              "count_overflow");
+  }
+  return next;
+}
+
 struct CounterState {
   std::int64_t count = 0;
 };
@@ -54,7 +66,7 @@ rivetkit::ActorDefinition counter() {
   return rivetkit::actor<CounterState>("counter")
       .action("increment",
               [](auto& c, std::int64_t amount) {
-                c.state().count += amount;
+                c.state().count = checked_add(c.state().count, amount);
                 c.broadcast("newCount", c.state().count);
                 return c.state().count;
               })
@@ -96,6 +108,14 @@ rivetkit::ActorDefinition counter() {
         ws.on_message([ws](rivetkit::WebSocketMessage msg) {
           if (msg.binary) {
             ws.send_binary(msg.data);
+          } else if (msg.data.rfind("cmd:close:", 0) == 0) {
+            // "cmd:close:<code>": the actor closes with that code, or says it was refused.
+            const auto code = static_cast<std::uint16_t>(std::stoul(msg.data.substr(10)));
+            try {
+              ws.close(code, "closed by the actor");
+            } catch (const std::invalid_argument&) {
+              ws.send("close refused:" + std::to_string(code));
+            }
           } else {
             ws.send("echo:" + msg.data);
           }
@@ -191,7 +211,7 @@ rivetkit::ActorDefinition sleepy() {
       .on_disconnect([](auto& c, auto) { record("sleepy:onDisconnect:" + key_of(c.key())); })
       .action("increment",
               [](auto& c, std::int64_t amount) {
-                c.state().count += amount;
+                c.state().count = checked_add(c.state().count, amount);
                 c.broadcast("newCount", c.state().count);
                 return c.state().count;
               })

@@ -135,6 +135,26 @@ describe(`actions [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(240_000) }, (
 		assert.equal(await h.increment(1), 1);
 	}));
 
+	it("increment past INT64_MAX or below INT64_MIN -> ActorError user/count_overflow; the actor stays up", T, env.wrap(async () => {
+		// The count is an int64 and the amount comes from the client: the sum is checked
+		// instead of overflowing (undefined behaviour; UBSan aborts the server).
+		const MAX = 9223372036854775807n;
+		const h = env.client.counter.getOrCreate([uniqueKey("overflow")]);
+		assert.equal(Number(await h.increment(MAX)), Number(MAX));
+		for (const amount of [MAX, 1]) {
+			await assert.rejects(h.increment(amount), (err) =>
+				assertActorError(err, "user", "count_overflow", "increment would overflow the count (a 64-bit integer)"),
+			);
+		}
+		assert.equal(Number(await h.getCount()), Number(MAX), "a refused increment changes nothing");
+		assert.equal(await h.increment(-MAX), 0);
+		assert.equal(Number(await h.increment(-MAX - 1n)), Number(-MAX - 1n));
+		await assert.rejects(h.increment(-1), (err) => assertActorError(err, "user", "count_overflow"));
+		assert.equal(Number(await h.getCount()), Number(-MAX - 1n));
+		// The server is still up for everyone else.
+		assert.equal(await env.client.counter.getOrCreate([uniqueKey("after-overflow")]).increment(1), 1);
+	}));
+
 	it("unknown action -> ActorError actor/action_not_found", T, env.wrap(async () => {
 		const h = env.client.counter.getOrCreate(["errors"]);
 		await assert.rejects(h.action({ name: "nope", args: [] }), (err) => assertActorError(err, "actor", "action_not_found"));

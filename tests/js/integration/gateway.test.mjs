@@ -238,6 +238,66 @@ describe(`gateway and REST details [${ENCODING}, ${MODE}]`, { timeout: suiteTime
 		assert.equal(list.json?.actors?.length, 0, list.text);
 	}));
 
+	it(
+		"invalid UTF-8 in a key, name or other rvt value -> 400 guard.query_invalid_params, REST -> 400 api.bad_request",
+		{ ...T, skip: localOnly("in engine mode the engine's own gateway and REST API parse these") },
+		env.wrap(async () => {
+			const p = uniqueKey("utf8");
+			const post = (url) =>
+				fetchText(url, {
+					method: "POST",
+					headers: { "content-type": "application/json", "x-rivet-encoding": "json" },
+					body: '{"args":[]}',
+				});
+			// URLSearchParams would encode the bytes as U+FFFD, so these are written by hand.
+			const base = `${env.endpoint}/gateway/counter/action/increment?rvt-namespace=default&rvt-method=getOrCreate&rvt-runner=default&rvt-crash-policy=sleep`;
+			for (const key of [`${p}%ff%fe`, `${p}%fe%ff`, `${p}%c0%80`, `${p}%ed%a0%80`]) {
+				assertJsonError(await post(`${base}&rvt-key=${key}`), 400, "guard", "query_invalid_params");
+			}
+			assertJsonError(await post(`${base}&rvt-key=${p}&rvt-token=%ff`), 400, "guard", "query_invalid_params");
+			assertJsonError(
+				await post(`${env.endpoint}/gateway/count%ffer/action/increment?rvt-namespace=default&rvt-method=get&rvt-key=${p}`),
+				400,
+				"guard",
+				"query_invalid_params",
+			);
+			// The REST API's query: a key lookup with invalid UTF-8 is refused, not answered.
+			const r = await fetchText(`${env.endpoint}/actors?namespace=default&name=counter&key=${p}%ff%fe`);
+			assertJsonError(r, 400, "api", "bad_request");
+			// A create body whose key is not UTF-8 (raw bytes inside the JSON string) is refused.
+			const body = Buffer.concat([
+				Buffer.from(`{"name":"counter","key":"${p}`),
+				Buffer.from([0xff, 0xfe]),
+				Buffer.from('","runner_name_selector":"default","crash_policy":"sleep"}'),
+			]);
+			for (const method of ["PUT", "POST"]) {
+				const c = await fetchText(`${env.endpoint}/actors?namespace=default`, {
+					method,
+					headers: { "content-type": "application/json" },
+					body,
+				});
+				assert.equal(c.status, 400, `${method} /actors: ${c.text}`);
+			}
+			// Nothing was created under any spelling of the key.
+			const list = await restApi(env.endpoint).list({ name: "counter" });
+			assert.equal(list.status, 200, list.text);
+			assert.ok(!list.json.actors.some((a) => a.key.startsWith(p)), list.text);
+			// Valid non-ASCII keys work (escaped UTF-8).
+			const ok = await post(`${base.replace("/action/increment", "/action/getCount")}&rvt-key=${p}%C3%A9t%C3%A9`);
+			assert.equal(ok.status, 200, ok.text);
+			const got = await restApi(env.endpoint).getByKey("counter", `${p}\u00e9t\u00e9`);
+			assert.equal(got.json?.actors?.length, 1, got.text);
+		}),
+	);
+
+	it("an action name that is not UTF-8 -> 404 actor.not_found (no such route)", T, env.wrap(async () => {
+		const id = await env.client.counter.getOrCreate([uniqueKey("utf8name")]).resolve();
+		const r = await postAction(directUrl(env.endpoint, id, "/action/incr%ff%feement"), { encoding: ENCODING, args: [1] });
+		assert.equal(r.status, 404);
+		assert.equal(`${r.body?.group}.${r.body?.code}`, "actor.not_found");
+		assert.equal(await env.client.counter.getForId(id).getCount(), 0);
+	}));
+
 	it("query gateway: rvt-* params are stripped, other query pairs forwarded in order", T, env.wrap(async () => {
 		const url = queryUrl(env.endpoint, "counter", "/request/q?b=2&a=1&a=0", { key: [uniqueKey("strip")] });
 		const r = await fetchText(url);

@@ -149,6 +149,21 @@ describe(`raw WebSocket [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(240_000
 		assert.equal(await s.next(), "echo:x");
 	}));
 
+	it("the actor cannot close with a code RFC 6455 forbids (5000, 1005, 2000); a valid one goes through", T, env.wrap(async () => {
+		const s = await open(env.client.counter.getOrCreate([uniqueKey("ws")]));
+		assert.equal(await s.next(), "hello from actor");
+		for (const code of [5000, 65535, 1005, 1006, 2000, 999]) {
+			s.ws.send(`cmd:close:${code}`);
+			assert.equal(await s.next(), `close refused:${code}`, "close() threw and the socket stayed open");
+		}
+		s.ws.send("still open");
+		assert.equal(await s.next(), "echo:still open");
+		s.ws.send("cmd:close:4321");
+		const ev = await s.closed();
+		assert.equal(ev.code, 4321);
+		assert.equal(ev.reason, "closed by the actor");
+	}));
+
 	it("a client close completes, and actions keep working", T, env.wrap(async () => {
 		const h = env.client.counter.getOrCreate([uniqueKey("ws")]);
 		const s = await open(h);

@@ -87,6 +87,33 @@ TEST(GatewayPath, QueryErrorsUseTheEngineCodes) {
             "guard.query_invalid_cbor_input");
 }
 
+// Ids, names, keys and the other rvt values become protocol strings (BARE/CBOR/JSON text), so
+// bytes that are not UTF-8 are refused instead of being stored (two such keys would otherwise
+// list as the same U+FFFD text in JSON).
+TEST(GatewayPath, InvalidUtf8IsRefused) {
+  const std::string base = "/gateway/counter/connect?rvt-namespace=default&rvt-method=get";
+  EXPECT_EQ(error_code(base + "&rvt-key=%ff%fe"), "guard.query_invalid_params");
+  EXPECT_EQ(error_code(base + "&rvt-key=ok,%c0%80"), "guard.query_invalid_params");  // overlong
+  EXPECT_EQ(error_code(base + "&rvt-key=%ed%a0%80"), "guard.query_invalid_params");  // surrogate
+  EXPECT_EQ(error_code(base + "&rvt-key=\xff"), "guard.query_invalid_params");       // raw byte
+  EXPECT_EQ(error_code(base + "&rvt-token=%80"), "guard.query_invalid_params");
+  EXPECT_EQ(error_code("/gateway/count%ffer/connect?rvt-namespace=default&rvt-method=get"),
+            "guard.query_invalid_params");
+  EXPECT_EQ(error_code("/gateway/counter/connect?rvt-namespace=%fe&rvt-method=get"),
+            "guard.query_invalid_params");
+  EXPECT_EQ(error_code("/gateway/ab%ffc/connect"), "guard.no_route");
+  EXPECT_EQ(error_code("/gateway/abc@t%ff/connect"), "guard.no_route");
+
+  // Valid multi-byte UTF-8 is fine, escaped or raw.
+  auto r = parse_gateway_target(base + "&rvt-key=%C3%A9t%C3%A9,\xe2\x82\xac");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->query->key, (std::vector<std::string>{"\xc3\xa9t\xc3\xa9", "\xe2\x82\xac"}));
+  // Non-rvt pairs are forwarded byte for byte, whatever they contain: the actor decides.
+  r = parse_gateway_target(base + "&x=%ff");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->actor_path, "/connect?x=%ff");
+}
+
 TEST(GatewayPath, RawRequestPaths) {
   EXPECT_TRUE(is_raw_request_path("/request"));
   EXPECT_TRUE(is_raw_request_path("/request/x"));

@@ -34,6 +34,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -146,6 +147,18 @@ class RawClient {
       buf_.clear();
     }
     return false;
+  }
+
+  /// Everything that arrives until the server closes; nullopt on a receive timeout.
+  std::optional<std::string> read_to_eof() {
+    while (fill()) {
+    }
+    if (!last_eof_) {
+      return std::nullopt;
+    }
+    std::string out = std::move(buf_);
+    buf_.clear();
+    return out;
   }
 
   void shutdown_write() { ::shutdown(fd_, SHUT_WR); }
@@ -909,6 +922,72 @@ TEST_F(NetServerTest, GarbageIs400AndClose) {
   expect_server_ok();
 }
 
+// Request smuggling hardening (RFC 9112 §6.1, §6.3): a request whose body length is ambiguous
+// is refused and the connection closed, so its body is never parsed as a second request.
+TEST_F(NetServerTest, AmbiguousTransferEncodingIs400AndClose) {
+  start();
+  // The body of each request below is a complete pipelined request, which must never be
+  // answered.
+  const std::string smuggled = post_request("/echo", "smuggled");
+  const std::string chunked_smuggled =
+      std::to_string(smuggled.size()) + "\r\n" + smuggled + "\r\n0\r\n\r\n";
+  struct Case {
+    std::string headers;
+    std::string body;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {"Transfer-Encoding: chunked, identity\r\n", smuggled, 400},
+      {"Transfer-Encoding: identity\r\n", smuggled, 400},
+      {"Transfer-Encoding: gzip\r\n", smuggled, 400},
+      {"Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n", smuggled, 400},
+      {"Transfer-Encoding: chunked, chunked\r\n", chunked_smuggled, 400},
+      {"Transfer-Encoding: \r\n", smuggled, 400},
+      {"Transfer-Encoding: identity\r\nContent-Length: 0\r\n", smuggled, 400},
+      {"Content-Length: " + std::to_string(chunked_smuggled.size())
+           + "\r\nTransfer-Encoding: chunked\r\n",
+       chunked_smuggled, 400},
+      {"Transfer-Encoding: chunked\r\nContent-Length: 0\r\n", chunked_smuggled, 400},
+      {"Transfer-Encoding: gzip, chunked\r\n", chunked_smuggled, 501},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.headers);
+    RawClient c(port_);
+    ASSERT_TRUE(c.connected());
+    ASSERT_TRUE(c.send_all("POST /echo HTTP/1.1\r\nHost: x\r\n" + tc.headers + "\r\n" + tc.body));
+    auto r = read_response(c);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, tc.status);
+    EXPECT_EQ(r->header("connection"), "close");
+    c.shutdown_write();
+    // Nothing but the close follows: the pipelined request got no answer.
+    EXPECT_EQ(c.read_to_eof(), std::optional<std::string>(""));
+  }
+  {
+    // HTTP/1.0 has no chunked coding: Transfer-Encoding there is faulty framing.
+    RawClient c(port_);
+    ASSERT_TRUE(
+        c.send_all("POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked_smuggled));
+    auto r = read_response(c);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 400);
+    c.shutdown_write();
+    EXPECT_TRUE(c.wait_eof());
+  }
+  {
+    // Case and spacing do not matter for a lone final chunked.
+    RawClient c(port_);
+    ASSERT_TRUE(
+        c.send_all("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:  CHUNKED \r\n\r\n"
+                   "2\r\nok\r\n0\r\n\r\n"));
+    auto r = read_response(c);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, "ok");
+  }
+  expect_server_ok();
+}
+
 TEST_F(NetServerTest, HandlerExceptionIs500Json) {
   start();
   RawClient c(port_);
@@ -1186,6 +1265,68 @@ TEST_F(NetServerTest, WsClientCloseCodePropagates) {
   ASSERT_TRUE(info.has_value());
   EXPECT_EQ(info->code, 4001);
   EXPECT_EQ(info->reason, "client bye");
+}
+
+// RFC 6455 §7.4: a close code an endpoint may not send is not echoed back. Beast accepts codes
+// above 4999 and would echo them; the server answers 1002 (protocol error) instead, and Beast's
+// own check answers the reserved ones with 1002 too.
+TEST_F(NetServerTest, WsClientInvalidCloseCodeIsAnswered1002NotEchoed) {
+  start();
+  for (const std::uint16_t code :
+       std::initializer_list<std::uint16_t>{5000, 65535, 1004, 1005, 1006, 1015, 2999, 999, 0}) {
+    SCOPED_TRACE(code);
+    WsClient ws(port_);
+    ASSERT_EQ(ws.handshake("/connect", "rivet")->status, 101);
+    ASSERT_TRUE(ws.send_text("ping"));
+    auto m = ws.read_message();
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->payload, "ping");
+    ASSERT_TRUE(ws.send_close(code, "bad code"));
+    auto c = ws.read_message();
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c->opcode, kOpClose);
+    EXPECT_EQ(c->close_code(), 1002);
+    EXPECT_TRUE(ws.finish());
+    auto info = wait_ws_closed();
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->code, 1002);
+  }
+  // The edges of the ranges that may be sent are echoed.
+  for (const std::uint16_t code :
+       std::initializer_list<std::uint16_t>{1000, 1003, 1007, 1013, 3000, 4999}) {
+    SCOPED_TRACE(code);
+    WsClient ws(port_);
+    ASSERT_EQ(ws.handshake("/connect", "rivet")->status, 101);
+    ASSERT_TRUE(ws.send_close(code, ""));
+    auto c = ws.read_message();
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c->close_code(), code);
+    EXPECT_TRUE(ws.finish());
+    auto info = wait_ws_closed();
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->code, code);
+  }
+  expect_server_ok();
+}
+
+// The server side never sends such a code either: close() maps it to 1011.
+TEST_F(NetServerTest, WsServerInvalidCloseCodeIsNotSent) {
+  start();
+  for (const int code : {5000, 65535, 1006, 2000}) {
+    SCOPED_TRACE(code);
+    WsClient ws(port_);
+    ASSERT_EQ(ws.handshake("/connect", "rivet")->status, 101);
+    ASSERT_TRUE(ws.send_text("cmd:close " + std::to_string(code) + " nope"));
+    auto c = ws.read_message();
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c->opcode, kOpClose);
+    EXPECT_EQ(c->close_code(), 1011);
+    ASSERT_TRUE(ws.send_close(1011, ""));
+    EXPECT_TRUE(ws.finish());
+    auto info = wait_ws_closed();
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->code, 1011);
+  }
 }
 
 TEST_F(NetServerTest, WsClientCloseWithoutStatusIs1005) {
