@@ -65,26 +65,28 @@ class Value {
  public:
   enum class Kind { kUndefined, kNull, kBool, kInt, kBigInt, kDouble, kString, kBytes, kArray, kObject };
 
-  Value() : v_(nullptr) {}
-  Value(std::nullptr_t) : v_(nullptr) {}
-  Value(Undefined u) : v_(u) {}
-  Value(bool b) : v_(b) {}
+  // The constructors are defined after Member: building the variant instantiates the destructor
+  // of every alternative, and with libstdc++ 12 under clang that needs Member complete.
+  Value();
+  Value(std::nullptr_t);
+  Value(Undefined u);
+  Value(bool b);
   template <class I>
     requires(std::is_integral_v<I> && !std::is_same_v<I, bool> && std::is_signed_v<I>)
-  Value(I i) : v_(static_cast<std::int64_t>(i)) {}
+  Value(I i);
   /// Unsigned integers above INT64_MAX become a bigint.
   template <class U>
     requires(std::is_integral_v<U> && !std::is_same_v<U, bool> && std::is_unsigned_v<U>)
-  Value(U u) : v_(from_unsigned(static_cast<std::uint64_t>(u))) {}
-  Value(double d) : v_(d) {}
-  Value(float f) : v_(static_cast<double>(f)) {}
-  Value(BigInt b) : v_(std::move(b)) {}
-  Value(std::string s) : v_(std::move(s)) {}
-  Value(std::string_view s) : v_(std::string(s)) {}
-  Value(const char* s) : v_(std::string(s)) {}
-  Value(Bytes b) : v_(std::move(b)) {}
-  Value(Array a) : v_(std::move(a)) {}
-  Value(Object o) : v_(std::move(o)) {}
+  Value(U u);
+  Value(double d);
+  Value(float f);
+  Value(BigInt b);
+  Value(std::string s);
+  Value(std::string_view s);
+  Value(const char* s);
+  Value(Bytes b);
+  Value(Array a);
+  Value(Object o);
 
   /// Builds an object: Value::object({{"a", 1}, {"b", "x"}}).
   static Value object(std::initializer_list<std::pair<std::string_view, Value>> members);
@@ -144,6 +146,26 @@ struct Member {
   Value value;
   bool operator==(const Member&) const = default;
 };
+
+inline Value::Value() : v_(nullptr) {}
+inline Value::Value(std::nullptr_t) : v_(nullptr) {}
+inline Value::Value(Undefined u) : v_(u) {}
+inline Value::Value(bool b) : v_(b) {}
+template <class I>
+  requires(std::is_integral_v<I> && !std::is_same_v<I, bool> && std::is_signed_v<I>)
+Value::Value(I i) : v_(static_cast<std::int64_t>(i)) {}
+template <class U>
+  requires(std::is_integral_v<U> && !std::is_same_v<U, bool> && std::is_unsigned_v<U>)
+Value::Value(U u) : v_(from_unsigned(static_cast<std::uint64_t>(u))) {}
+inline Value::Value(double d) : v_(d) {}
+inline Value::Value(float f) : v_(static_cast<double>(f)) {}
+inline Value::Value(BigInt b) : v_(std::move(b)) {}
+inline Value::Value(std::string s) : v_(std::move(s)) {}
+inline Value::Value(std::string_view s) : v_(std::string(s)) {}
+inline Value::Value(const char* s) : v_(std::string(s)) {}
+inline Value::Value(Bytes b) : v_(std::move(b)) {}
+inline Value::Value(Array a) : v_(std::move(a)) {}
+inline Value::Value(Object o) : v_(std::move(o)) {}
 
 /// Debug text for logs and test failures (JSON-like; not a wire format).
 std::string to_debug_string(const Value& v);
