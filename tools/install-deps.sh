@@ -9,6 +9,7 @@ packages=(
   libboost1.81-dev libssl-dev libsqlite3-dev
   nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libexpected-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-14 libclang-rt-14-dev python3
 )
 
 missing=()

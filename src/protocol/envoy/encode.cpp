@@ -26,7 +26,7 @@ class Encoder {
   template <class Variant>
   void variant(const Variant& v) {
     w_.u8(static_cast<std::uint8_t>(v.index()));
-    std::visit([this](const auto& alt) { put(alt); }, v);
+    std::visit([this](const auto& alt) { this->put(alt); }, v);
   }
   template <class Enum>
   void enumeration(Enum e) {
