@@ -440,6 +440,25 @@ void LocalServer::stop_accepting() {
   }
 }
 
+void LocalServer::drain() {
+  if (impl_ && impl_->server) {
+    impl_->server->drain();
+  }
+  if (impl_ && impl_->alarms) {
+    impl_->alarms->stop();
+  }
+}
+
+void LocalServer::close_all() {
+  if (impl_ && impl_->server) {
+    impl_->server->close_all();
+  }
+}
+
+std::size_t LocalServer::open_connections() const {
+  return impl_ && impl_->server ? impl_->server->open_connections() : 0;
+}
+
 void LocalServer::stop() {
   stop_accepting();
   if (impl_ && impl_->server) {

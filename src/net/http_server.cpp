@@ -43,6 +43,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -80,7 +81,9 @@ constexpr std::string_view kInternalErrorBody =
 constexpr std::uint16_t kCloseNormal = 1000;
 constexpr std::uint16_t kCloseGoingAway = 1001;
 constexpr std::uint16_t kCloseInternalError = 1011;
-constexpr std::string_view kGoingAwayReason = "server shutting down";
+// RivetKit's structured reason (group.code): the official client reads it as a lifecycle signal
+// and reconnects (client-protocol.md §8.3); free text would not parse.
+constexpr std::string_view kGoingAwayReason = "ws.going_away";
 constexpr std::string_view kInternalErrorReason = "core.internal_error";
 
 char ascii_lower(char c) {
@@ -301,6 +304,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   const asio::any_io_executor acceptor_ex;
   tcp::acceptor acceptor;  // acceptor_ex only, once the accept loop runs
 
+  /// drain(): new requests are answered "going away" instead of being served.
+  std::atomic<bool> draining{false};
+
   std::mutex mu;  // guards the fields below
   bool listening = false;
   std::uint64_t next_id = 0;
@@ -494,6 +500,19 @@ Task<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket soc
     conn->stream.expires_never();
 
     BeastRequest req = parser.release();
+    if (self->draining.load()) {
+      // Shutting down: no new work, but an answer RivetKit's client retries on, which gives it a
+      // better chance than a refused connection (after which it stops trying, §8.3).
+      if (beast::websocket::is_upgrade(req) && self->handlers.on_websocket) {
+        conn->closing = true;  // accepted, then closed with going-away at once
+        auto ws_task = serve_websocket(self, conn, std::move(req));
+        co_await std::move(ws_task);
+        break;
+      }
+      auto op = fail_and_close(conn, 503, req.version());
+      co_await std::move(op);
+      break;
+    }
     if (beast::websocket::is_upgrade(req)) {
       if (self->handlers.on_websocket) {
         auto ws_task = serve_websocket(self, conn, std::move(req));
@@ -662,6 +681,15 @@ void HttpServer::stop_accepting() {
     beast::error_code ec;
     impl->acceptor.close(ec);
   });
+}
+
+void HttpServer::drain() {
+  impl_->draining = true;
+}
+
+std::size_t HttpServer::open_connections() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->conns.size();
 }
 
 void HttpServer::close_all() {

@@ -91,10 +91,19 @@ class HttpServer {
   /// Stops accepting new connections (existing ones continue until closed). Thread-safe and
   /// asynchronous: it takes effect on the acceptor's strand shortly after the call.
   void stop_accepting();
-  /// Closes every open connection: WebSockets get close 1001 "server shutting down"; HTTP
+  /// Closes every open connection: WebSockets get close 1001 "ws.going_away"; HTTP
   /// connections that are not running a handler are aborted; one whose handler is running sends
   /// its response with `Connection: close`. Does not stop accepting. Thread-safe, asynchronous.
   void close_all();
+  /// Shutting down: from now on requests on new or idle connections are not served; WebSocket
+  /// upgrades are accepted and closed with 1001 "ws.going_away", HTTP requests get 503 and a
+  /// close. Connections already serving continue (close_all() ends them). Thread-safe.
+  void drain();
+  /// Connections not yet ended (WebSockets count until their close handshake is done or timed
+  /// out). Thread-safe. A graceful stop waits for this to reach 0 before stopping the I/O, so
+  /// the close frames close_all() queued are written (else clients see 1006 and RivetKit's
+  /// client does not reconnect).
+  std::size_t open_connections() const;
 
  private:
   struct Impl;

@@ -157,8 +157,9 @@ void Registry::stop() {
     return;
   }
   log::info("shutting down: no new work; every awake actor goes to sleep");
-  // 1. No new connections and no more alarms.
-  impl_->server->stop_accepting();
+  // 1. No new work and no more alarms: new requests are answered "going away" (the listener
+  // stays open until the end: a refused reconnect makes RivetKit's client give up for good).
+  impl_->server->drain();
   // 2. Every awake actor sleeps: on_sleep runs, in-flight work drains within the grace period,
   // state is flushed. Bounded, so a stuck handler cannot hold the exit for ever (a second signal
   // exits at once).
@@ -166,7 +167,19 @@ void Registry::stop() {
   if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
     log::error("shutdown timed out waiting for actors to sleep");
   }
-  // 3. Hibernatable sockets are closed so clients reconnect to the next process.
+  // 3. Every socket still open (hibernatable ones included) gets RivetKit's going-away close so
+  // that clients reconnect to the next process, and the I/O runs until those closes are written
+  // and answered (bounded): stopping it at once would drop them unsent, which clients see as
+  // 1006 and do not reconnect after.
+  impl_->server->close_all();
+  const auto closes_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (impl_->server->open_connections() > 0
+         && std::chrono::steady_clock::now() < closes_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (auto left = impl_->server->open_connections(); left > 0) {
+    log::warn("shutdown: {} connection(s) did not finish closing in time", left);
+  }
   impl_->server->stop();
   impl_->stop_threads();
   impl_->server.reset();

@@ -4,7 +4,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ENCODING, MODE, localOnly, startServer, suiteTimeout, withServers, uniqueKey, disposeClient, waitFor, withTimeout, ActorError } from "../lib/server.mjs";
-import { restApi } from "../lib/wire.mjs";
+import { restApi, rawSocketWs } from "../lib/wire.mjs";
 
 const T = { timeout: 120_000 };
 
@@ -247,5 +247,48 @@ describe(`persistence [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(600_000) 
 		assert.match(err.message, /is in use by another rivetkit process \(pid \d+\)/);
 		// The first one is unaffected.
 		assert.equal(await h.increment(1), 6);
+	}));
+	it("a graceful stop closes every connection with RivetKit's going-away close before exiting, and a client that got it reconnects to the next process", { ...T, skip: localOnly("engine mode: the engine's gateway holds the client") }, withServers(async (ctx) => {
+		const server = await ctx.start();
+		const client = ctx.client(server);
+		const key = uniqueKey("live");
+		const handle = client.counter.getOrCreate([key]);
+		const id = await handle.resolve();
+		const conn = handle.connect();
+		try {
+			assert.equal(await withTimeout(conn.increment(1), 20_000, "first increment"), 1);
+			// A raw /connect socket sees exactly what the official client sees.
+			const raw = await rawSocketWs({
+				host: "127.0.0.1",
+				port: server.port,
+				path: `/gateway/${encodeURIComponent(id)}/connect`,
+				protocols: ["rivet", "rivet_encoding.json"],
+			});
+			assert.equal(raw.status, 101);
+			await raw.nextFrame(); // Init
+			const stopping = server.stop();
+			let f;
+			do f = await raw.nextFrame(); while (f.opcode !== 0x8 && !f.eof);
+			assert.equal(f.opcode, 0x8, "a close frame was written before the process exited (not 1006)");
+			assert.equal(f.code, 1001);
+			assert.equal(f.reason, "ws.going_away", "structured: the official client reads it as a reconnect signal");
+			const stopped = await stopping;
+			assert.equal(stopped.forced, false);
+			assert.doesNotMatch(server.output(), /did not finish closing in time/);
+			// The official client reconnects on that close (its first attempt meets this draining
+			// process and is answered going-away too); whether a later attempt finds the next
+			// process depends on the restart gap: one that meets the closed port makes it stop
+			// trying for good (client-protocol.md §8.3, docs/operations.md). A new connection to
+			// the next process finds the state intact.
+			await server.start({ port: server.port });
+			const next = ctx.client(server).counter.getOrCreate([key]).connect();
+			try {
+				assert.equal(await withTimeout(next.increment(1), 30_000, "increment after the restart"), 2);
+			} finally {
+				await withTimeout(next.dispose(), 5_000, "dispose").catch(() => {});
+			}
+		} finally {
+			await withTimeout(conn.dispose(), 5_000, "dispose").catch(() => {});
+		}
 	}));
 });
