@@ -24,6 +24,12 @@ struct RegistryConfig {
   std::size_t max_incoming_message_size = 65'536;
   /// RIVETKIT_MAX_OUTGOING_MESSAGE_SIZE: largest action response or event (bytes).
   std::size_t max_outgoing_message_size = 1'048'576;
+  /// RIVETKIT_MAX_RAW_MESSAGE_SIZE: largest raw HTTP body (`on_request`) or raw WebSocket message
+  /// (`on_websocket`) accepted (bytes; 20 MiB, what the engine's gateway forwards).
+  std::size_t max_raw_message_size = 20u << 20;
+  /// RIVETKIT_MAX_SEND_BACKLOG: outgoing bytes a WebSocket client may leave unread before it is
+  /// closed (1008 "ws.send_backlog_exceeded"); bounds the memory a client that never reads costs.
+  std::size_t max_send_backlog = 16u << 20;
   /// RIVETKIT_SYNC=full|normal: fsync every commit (survives power loss) or not (survives process
   /// crashes only).
   bool fsync = true;

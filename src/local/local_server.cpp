@@ -382,17 +382,45 @@ LocalServer::~LocalServer() {
 }
 
 Result<std::uint16_t> LocalServer::start() {
+  const auto& config = impl_->ctx->config;
   net::HttpServerConfig server_config;
-  // Raw requests may carry up to 20 MiB (as through the engine gateway); actions are limited by
-  // the router to max_incoming_message_size.
-  server_config.max_body_bytes = 20u << 20;
+  // Each route's limit applies before its body or message is buffered. Raw routes take up to
+  // max_raw_message_size; everything else is held to twice max_incoming_message_size (plus
+  // framing): within that the router answers RivetKit's message.incoming_too_long itself, beyond
+  // it the transport refuses at once (413, or 1009 on a socket) without reading it.
+  const std::size_t framed_limit = 2 * config.max_incoming_message_size + (64u << 10);
+  server_config.max_body_bytes = std::max(config.max_raw_message_size, framed_limit);
+  server_config.max_ws_message_bytes = server_config.max_body_bytes;
+  server_config.max_ws_send_backlog_bytes =
+      std::max(config.max_send_backlog, 2 * config.max_outgoing_message_size);
+  // /gateway/<actor>/request[/...] and /gateway/<actor>/websocket[/...] (gateway_path.hpp).
+  auto is_raw = [](std::string_view target) {
+    auto path = target.substr(0, target.find('?'));
+    constexpr std::string_view kGateway = "/gateway/";
+    if (!path.starts_with(kGateway)) {
+      return false;
+    }
+    path.remove_prefix(kGateway.size());
+    const auto slash = path.find('/');
+    if (slash == std::string_view::npos) {
+      return false;
+    }
+    path.remove_prefix(slash + 1);
+    const auto route = path.substr(0, path.find('/'));
+    return route == "request" || route == "websocket";
+  };
+  const std::size_t raw_limit = config.max_raw_message_size;
   std::weak_ptr<Impl> weak = impl_;
   net::HttpHandlers handlers;
   handlers.on_http = [weak](net::HttpRequest req) -> Task<net::HttpResponse> {
     return Impl::on_http(weak.lock(), std::move(req));
   };
-  handlers.accept_websocket = [](const net::HttpRequest& req) {
+  handlers.body_limit = [is_raw, raw_limit, framed_limit](std::string_view target) {
+    return is_raw(target) ? raw_limit : framed_limit;
+  };
+  handlers.accept_websocket = [is_raw, raw_limit, framed_limit](const net::HttpRequest& req) {
     net::WsAccept accept;
+    accept.max_message_bytes = is_raw(req.target) ? raw_limit : framed_limit;
     auto protocols = core::parse_ws_protocols(req);
     // Browsers and `ws` fail the handshake when protocols were offered and none is returned;
     // the engine always answers "rivet" (client-protocol.md §5.5).

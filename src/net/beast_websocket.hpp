@@ -202,12 +202,23 @@ class BeastWebSocket final : public WebSocket,
     util::spawn(ex_, write_loop(std::move(self)), "websocket writer");
   }
 
+  /// Before the socket is started: queued outgoing bytes beyond which it is closed (0: no cap).
+  void set_send_backlog_limit(std::size_t bytes) { backlog_limit_ = bytes; }
+
   void send(WsMessage msg) override {
     if (close_called_.load(std::memory_order_acquire)) {
       return;  // sends after close() are dropped
     }
     const std::size_t size = msg.data.size();
-    buffered_.fetch_add(size, std::memory_order_relaxed);
+    const std::size_t queued = buffered_.fetch_add(size, std::memory_order_relaxed) + size;
+    if (backlog_limit_ != 0 && queued > backlog_limit_) {
+      // The peer does not read what it asked for: queueing more would grow without bound.
+      buffered_.fetch_sub(size, std::memory_order_relaxed);
+      log::warn("websocket: {} bytes queued for a peer that does not read; closing", queued);
+      boost::asio::post(ex_, [self = this->shared_from_this()] { self->drop_backlog(); });
+      close(1008, "ws.send_backlog_exceeded");
+      return;
+    }
     boost::asio::post(ex_, [self = this->shared_from_this(), m = std::move(msg)]() mutable {
       self->enqueue(std::move(m));
     });
@@ -249,6 +260,23 @@ class BeastWebSocket final : public WebSocket,
     }
     queue_.push_back(std::move(msg));
     wake_.cancel();
+  }
+
+  /// The queue is dropped (the close goes first): a peer that does not read gets no more of it.
+  void drop_backlog() {
+    for (const auto& m : queue_) {
+      buffered_.fetch_sub(m.data.size(), std::memory_order_relaxed);
+    }
+    queue_.clear();
+    // The close frame waits behind a write the peer may never take: give it a few seconds, then
+    // cut the connection (its memory is already bounded; the socket must not linger either).
+    auto timer = std::make_shared<boost::asio::steady_timer>(ex_, std::chrono::seconds(5));
+    timer->async_wait([self = this->shared_from_this(), timer](boost::system::error_code) {
+      if (!self->finished_) {
+        self->set_close_info(1008, "ws.send_backlog_exceeded");
+        self->finish();
+      }
+    });
   }
 
   void request_close(std::uint16_t code, std::string reason) {
@@ -364,6 +392,7 @@ class BeastWebSocket final : public WebSocket,
   Stream ws_;
   boost::asio::steady_timer wake_;
   std::deque<WsMessage> queue_;
+  std::size_t backlog_limit_ = 0;  // set before start; read-only afterwards
   std::optional<boost::beast::websocket::close_reason> close_pending_;
   bool finished_ = false;
   bool read_done_ = false;

@@ -467,6 +467,24 @@ Task<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket soc
       break;
     }
 
+    // The route's own limit, known from the target: checked against a declared length before
+    // anything of the body is read or buffered.
+    if (self->handlers.body_limit && !parser.is_done()) {
+      const auto& h = parser.get();
+      const std::size_t limit = std::min(
+          self->handlers.body_limit(std::string_view(h.target().data(), h.target().size())),
+          config.max_body_bytes);
+      const auto declared = parser.content_length();
+      if (declared && *declared > limit) {
+        if (!conn->closing) {
+          auto op = fail_and_close(conn, 413, h.version());
+          co_await std::move(op);
+        }
+        break;
+      }
+      parser.body_limit(static_cast<std::uint64_t>(limit));
+    }
+
     // Expect: 100-continue (only meaningful when a body follows).
     if (!parser.is_done() && parser.get().version() >= 11) {
       auto it = parser.get().find(http::field::expect);
@@ -480,10 +498,13 @@ Task<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket soc
       }
     }
 
-    // Body: the deadline is an inactivity timeout, renewed after every read.
+    // Body: an inactivity timeout renewed after every read, within one deadline for the whole
+    // body (a body that trickles in byte by byte would otherwise hold its buffer for ever).
     bool failed = false;
+    const auto body_deadline = std::chrono::steady_clock::now() + config.body_timeout;
     while (!parser.is_done()) {
-      conn->stream.expires_after(config.idle_timeout);
+      conn->stream.expires_at(
+          std::min(body_deadline, std::chrono::steady_clock::now() + config.idle_timeout));
       auto [ec, n] = co_await http::async_read_some(conn->stream, buffer, parser, kTok);
       if (ec) {
         if (const unsigned status = status_for_read_error(ec); status != 0 && !conn->closing) {
@@ -583,7 +604,8 @@ Task<void> HttpServer::Impl::serve_websocket(std::shared_ptr<Impl> self,
   detail::WsAcceptOptions options;
   options.subprotocol = std::move(accept.subprotocol);
   options.extra_headers = std::move(accept.extra_headers);
-  options.max_message_bytes = self->config.max_ws_message_bytes;
+  options.max_message_bytes = accept.max_message_bytes.value_or(self->config.max_ws_message_bytes);
+  options.max_send_backlog_bytes = self->config.max_ws_send_backlog_bytes;
   options.handshake_timeout = self->config.header_timeout;
   conn->upgraded = true;
   auto accept_op =

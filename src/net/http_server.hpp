@@ -55,6 +55,12 @@ struct HttpServerConfig {
   std::size_t max_header_bytes = 64u << 10;
   /// Largest WebSocket message accepted; a larger one fails the socket with close 1009.
   std::size_t max_ws_message_bytes = 32u << 20;
+  /// Outgoing bytes a WebSocket may have queued (a peer that does not read): beyond it the socket
+  /// is closed (1008 "ws.send_backlog_exceeded") and the queue dropped, so memory stays bounded.
+  std::size_t max_ws_send_backlog_bytes = 16u << 20;
+  /// A request body must arrive whole within this long (on top of idle_timeout between reads),
+  /// so a body that trickles in cannot hold its buffer for ever.
+  std::chrono::milliseconds body_timeout{std::chrono::seconds(60)};
   /// Idle keep-alive connections are closed after this long. Also the inactivity limit while
   /// reading a body (renewed on every read) and the deadline for writing a response.
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(120)};
@@ -66,10 +72,17 @@ struct WsAccept {
   /// Sec-WebSocket-Protocol to answer with (nullopt: none).
   std::optional<std::string> subprotocol;
   Headers extra_headers;
+  /// Largest message read on this socket (nullopt: max_ws_message_bytes); Beast refuses a larger
+  /// one as its frames arrive (1009), so it is never buffered whole.
+  std::optional<std::size_t> max_message_bytes;
 };
 
 struct HttpHandlers {
   std::function<Task<HttpResponse>(HttpRequest)> on_http;
+  /// The largest body a request for this target may have, decided before the body is read
+  /// (nullptr: max_body_bytes; never more than that). A declared Content-Length above it is
+  /// refused with 413 at once; a chunked body as soon as it passes it.
+  std::function<std::size_t(std::string_view target)> body_limit;
   /// Decides the 101 response for an upgrade request (called before the handshake completes).
   std::function<WsAccept(const HttpRequest&)> accept_websocket;
   /// Serves an accepted socket.

@@ -23,6 +23,8 @@ struct WsAcceptOptions {
   std::optional<std::string> subprotocol;  // Sec-WebSocket-Protocol of the 101, if any
   Headers extra_headers;                   // added to the 101
   std::size_t max_message_bytes = 0;       // read_message_max
+  std::size_t max_send_backlog_bytes =
+      0;  // queued outgoing bytes before the socket closes (0: no cap)
   std::chrono::steady_clock::duration handshake_timeout = std::chrono::seconds(30);
 };
 
