@@ -264,15 +264,10 @@ void EnvoyLink::on_init(const envoy::ToEnvoyInit& init) {
   // Everything the engine may have missed: the unacknowledged event history, KV requests not
   // answered on the previous socket, tunnel messages queued while disconnected.
   envoy::ToRivetEvents resend;
-  for (auto it = history_.begin(); it != history_.end();) {
-    for (const auto& e : it->second.events) {
-      resend.events.push_back(e);
-    }
-    if (it->second.finished) {
-      last_command_.erase(it->first);
-      it = history_.erase(it);
-    } else {
-      ++it;
+  prune_history();
+  for (const auto& [key, h] : history_) {
+    for (const auto& e : h.events) {
+      resend.events.push_back(e);  // the engine drops what it already has (by index)
     }
   }
   if (!resend.events.empty()) {
@@ -322,6 +317,22 @@ void EnvoyLink::on_commands(const envoy::ToEnvoyCommands& commands) {
   }
   if (!fresh.empty() && handler_ != nullptr) {
     handler_->on_commands(std::move(fresh));
+  }
+}
+
+void EnvoyLink::prune_history() {
+  // Long enough for an engine to restart and this link to reconnect and resend; short enough
+  // that an envoy running millions of short generations holds only the recent ones.
+  constexpr auto kKeepFinished = std::chrono::minutes(2);
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = history_.begin(); it != history_.end();) {
+    const auto& h = it->second;
+    if (h.finished && (h.events.empty() || now - h.finished_at > kKeepFinished)) {
+      last_command_.erase(it->first);
+      it = history_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 
@@ -430,18 +441,13 @@ void EnvoyLink::forget_generation(std::string actor_id, std::uint32_t generation
   asio::post(strand_, [self = shared_from_this(), actor_id = std::move(actor_id), generation] {
     GenKey key{actor_id, generation};
     auto it = self->history_.find(key);
-    if (self->initialized_) {
-      // Written on a live socket (its commands were acknowledged before it stopped, so they are
-      // not replayed): nothing of this generation is needed any more.
-      if (it != self->history_.end()) {
-        self->history_.erase(it);
-      }
-      self->last_command_.erase(key);
-      return;
-    }
     if (it != self->history_.end()) {
       it->second.finished = true;
+      it->second.finished_at = std::chrono::steady_clock::now();
+    } else {
+      self->last_command_.erase(key);
     }
+    self->prune_history();
   });
 }
 

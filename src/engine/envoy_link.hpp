@@ -102,7 +102,13 @@ class EnvoyLink : public std::enable_shared_from_this<EnvoyLink> {
     std::int64_t next_index = 0;
     std::vector<envoy::EventWrapper> events;
     bool finished = false;
+    /// When the generation finished: its unacknowledged events (its Stopped among them) are kept
+    /// a while longer, since "written" is not "processed": an engine killed right after would
+    /// otherwise never learn the actor stopped and never start it again.
+    std::chrono::steady_clock::time_point finished_at{};
   };
+  /// Drops finished generations whose events the engine acknowledged, or that finished long ago.
+  void prune_history();
 
   Task<void> run();
   Task<void> read_loop(std::shared_ptr<net::WebSocket> socket);
