@@ -30,6 +30,9 @@ struct RegistryConfig {
   /// RIVETKIT_MAX_SEND_BACKLOG: outgoing bytes a WebSocket client may leave unread before it is
   /// closed (1008 "ws.send_backlog_exceeded"); bounds the memory a client that never reads costs.
   std::size_t max_send_backlog = 16u << 20;
+  /// RIVETKIT_MAX_CONNECTIONS: open client connections at most; beyond, new ones get 503 and a
+  /// close (0: the file descriptor limit less a reserve).
+  std::size_t max_connections = 0;
   /// RIVETKIT_SYNC=full|normal: fsync every commit (survives power loss) or not (survives process
   /// crashes only).
   bool fsync = true;

@@ -40,6 +40,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
@@ -296,13 +297,26 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         config(std::move(cfg)),
         handlers(std::move(hs)),
         acceptor_ex(asio::make_strand(io_context)),
-        acceptor(acceptor_ex) {}
+        acceptor(acceptor_ex),
+        connection_cap(config.max_connections != 0 ? config.max_connections
+                                                   : default_connection_cap()) {}
+
+  /// The soft RLIMIT_NOFILE less a reserve (database, engine link, outgoing sockets, logs).
+  static std::size_t default_connection_cap() {
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) {
+      return 1u << 20;
+    }
+    const auto n = static_cast<std::size_t>(lim.rlim_cur);
+    return n > 256 ? n - 128 : std::max<std::size_t>(n / 2, 1);
+  }
 
   asio::io_context& io;
   const HttpServerConfig config;
   const HttpHandlers handlers;
   const asio::any_io_executor acceptor_ex;
-  tcp::acceptor acceptor;  // acceptor_ex only, once the accept loop runs
+  tcp::acceptor acceptor;            // acceptor_ex only, once the accept loop runs
+  const std::size_t connection_cap;  // config.max_connections, or derived from the fd limit
 
   /// drain(): new requests are answered "going away" instead of being served.
   std::atomic<bool> draining{false};
@@ -311,6 +325,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   bool listening = false;
   std::uint64_t next_id = 0;
   std::unordered_map<std::uint64_t, std::weak_ptr<Conn>> conns;
+
+  std::atomic<bool> cap_warned{false};
+  std::size_t open_count() {
+    std::lock_guard lock(mu);
+    return conns.size();
+  }
 
   std::uint64_t add_conn(const std::shared_ptr<Conn>& c) {
     std::lock_guard lock(mu);
@@ -359,6 +379,24 @@ Task<void> HttpServer::Impl::accept_loop(std::shared_ptr<Impl> self) {
       (void)wec;
       continue;
     }
+    if (self->open_count() >= self->connection_cap) {
+      // Over the cap: a short answer and a close, written without a session (best effort: the
+      // socket is non-blocking and the answer fits any send buffer).
+      static constexpr std::string_view k503 =
+          "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: "
+          "25\r\nconnection: close\r\n\r\ntoo many open connections";
+      beast::error_code wec;
+      socket.non_blocking(true, wec);
+      socket.write_some(asio::buffer(k503.data(), k503.size()), wec);
+      socket.shutdown(tcp::socket::shutdown_both, wec);
+      socket.close(wec);
+      if (!self->cap_warned.exchange(true)) {
+        log::warn("http: {} connections open, the cap: new ones are answered 503",
+                  self->connection_cap);
+      }
+      continue;
+    }
+    self->cap_warned = false;
     auto ex = socket.get_executor();
     util::spawn(ex, session(self, std::move(socket)), "http connection");
   }

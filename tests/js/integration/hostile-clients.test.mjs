@@ -1,7 +1,9 @@
 // Bounded memory under hostile clients (issue: reliability): a /connect client that asks for
 // replies and never reads them is closed once its backlog passes the cap (RIVETKIT_MAX_SEND_BACKLOG)
 // instead of making the server queue without bound; a body whose declared length passes the
-// route's limit is refused before any of it is read; and well-behaved clients keep being served.
+// route's limit is refused before any of it is read; connections beyond the cap
+// (RIVETKIT_MAX_CONNECTIONS) get a 503 instead of silence; and well-behaved clients keep being
+// served.
 // Local mode: in engine mode the engine's gateway holds the clients' sockets and bodies.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -19,7 +21,7 @@ function rssBytes(pid) {
 }
 
 describe(`hostile clients [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(400_000) }, () => {
-	const env = useServer(undefined, { serverEnv: { RIVETKIT_MAX_SEND_BACKLOG: String(2 * MiB), RIVET_LOG_LEVEL: "warn" } });
+	const env = useServer(undefined, { serverEnv: { RIVETKIT_MAX_SEND_BACKLOG: String(2 * MiB), RIVET_LOG_LEVEL: "warn", RIVETKIT_MAX_CONNECTIONS: "16" } });
 
 	it("a /connect client that never reads is closed at the backlog cap; memory stays bounded; others are served", T, env.wrap(async () => {
 		const h = env.client.counter.getOrCreate([uniqueKey("hog")]);
@@ -74,5 +76,38 @@ describe(`hostile clients [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(400_0
 		assert.match(got, /^HTTP\/1\.1 413 /, got.slice(0, 200));
 		sock.destroy();
 		assert.equal(await h.increment(1), 1);
+	}));
+	it("connections beyond the cap are answered 503 and closed; once they go, clients are served again", T, env.wrap(async () => {
+		const h = env.client.counter.getOrCreate([uniqueKey("cap")]);
+		assert.equal(await h.increment(1), 1);
+		const socks = [];
+		let refused;
+		try {
+			for (let i = 0; i < 40 && !refused; i++) {
+				const sock = net.connect(env.address);
+				sock.on("error", () => {});
+				socks.push(sock);
+				await new Promise((resolve, reject) => { sock.once("connect", resolve); sock.once("error", reject); });
+				// An idle connection holds its slot; the one over the cap is answered at once.
+				const answer = await new Promise((resolve) => {
+					let got = "";
+					const t = setTimeout(() => resolve(undefined), 300);
+					sock.on("data", (d) => { got += d.toString("latin1"); if (got.includes("\r\n\r\n")) { clearTimeout(t); resolve(got); } });
+				});
+				if (answer !== undefined) refused = { i, answer };
+			}
+			assert.ok(refused, "a connection over the cap of 16 was answered");
+			assert.match(refused.answer, /^HTTP\/1\.1 503 /);
+			assert.ok(refused.i <= 16, `answered 503 at connection #${refused.i + 1}`);
+		} finally {
+			for (const s of socks) s.destroy();
+		}
+		await waitFor(async () => {
+			try {
+				return (await h.increment(1)) >= 2;
+			} catch {
+				return false;
+			}
+		}, { timeout: 30_000, interval: 100, what: "served again once the idle connections closed" });
 	}));
 });
