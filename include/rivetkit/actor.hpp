@@ -254,8 +254,12 @@ class Schedule {
   /// Calls `action(args...)` after `delay`. Returns the schedule's id.
   template <class... A>
   std::string after(std::chrono::milliseconds delay, std::string action, const A&... args) const {
-    return api_->schedule_at(api_->now_ms() + delay.count(), std::move(action),
-                             Array{to_value(args)...});
+    // Saturating: a delay taken from a client must not overflow (schedule_at refuses the result).
+    std::int64_t at = 0;
+    if (__builtin_add_overflow(api_->now_ms(), static_cast<std::int64_t>(delay.count()), &at)) {
+      at = delay.count() > 0 ? INT64_MAX : INT64_MIN;
+    }
+    return api_->schedule_at(at, std::move(action), Array{to_value(args)...});
   }
   /// Calls `action(args...)` at `at_ms` (ms since the Unix epoch; a past time runs at once).
   template <class... A>

@@ -1055,6 +1055,15 @@ Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name
 // ---- schedules ----------------------------------------------------------------------------------
 
 std::string ActorInstance::schedule_at(std::int64_t at_ms, std::string action, Array args) {
+  // The latest time a JavaScript Date can hold (what RivetKit's clients and schedules use); a
+  // later one (e.g. a client-given delay added to now) would overflow the timers.
+  constexpr std::int64_t kMaxTimeMs = 8'640'000'000'000'000;
+  if (at_ms > kMaxTimeMs || at_ms < -kMaxTimeMs) {
+    throw ActorError(Error{"schedule", "invalid_time",
+                           "Schedule time out of range: " + std::to_string(at_ms)
+                               + " ms since the epoch (at most 8.64e15)",
+                           std::nullopt, true});
+  }
   if (schedules_.size() >= definition_->options.max_schedules) {
     throw ActorError(Error{"schedule", "max_schedules_exceeded",
                            "Too many pending schedules (at most "

@@ -144,6 +144,17 @@ describe(`lifecycle: schedules [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(
 		assert.equal(end.flaky_successes, 0);
 		assert.deepStrictEqual(await h.listSchedules(), []);
 	}));
+	it("a delay out of range (from a client) is refused with schedule.invalid_time, not an overflow", T, env.wrap(async () => {
+		const h = env.client.sleepy.getOrCreate([uniqueKey("far")]);
+		for (const delay of [9e15, -9e15, Number.MAX_SAFE_INTEGER]) {
+			await assert.rejects(h.scheduleIncrement(delay, 1), (err) => {
+				assert.equal(`${err.group}.${err.code}`, "schedule.invalid_time", err.message);
+				return true;
+			});
+		}
+		assert.equal((await h.listSchedules()).length, 0, "nothing was scheduled");
+		assert.equal(await h.increment(1), 1, "the actor is unaffected");
+	}));
 });
 
 describe(`lifecycle: schedules across a restart [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(300_000) }, () => {
