@@ -63,7 +63,18 @@ using Object = std::vector<Member>;
 
 class Value {
  public:
-  enum class Kind { kUndefined, kNull, kBool, kInt, kBigInt, kDouble, kString, kBytes, kArray, kObject };
+  enum class Kind {
+    kUndefined,
+    kNull,
+    kBool,
+    kInt,
+    kBigInt,
+    kDouble,
+    kString,
+    kBytes,
+    kArray,
+    kObject
+  };
 
   // The constructors are defined after Member (below): constructing the variant instantiates the
   // destructor of every alternative, Object's included, and a body here would do that while
@@ -73,12 +84,10 @@ class Value {
   Value(Undefined u);
   Value(bool b);
   template <class I>
-    requires(std::is_integral_v<I> && !std::is_same_v<I, bool> && std::is_signed_v<I>)
-  Value(I i);
+  requires(std::is_integral_v<I> && !std::is_same_v<I, bool> && std::is_signed_v<I>) Value(I i);
   /// Unsigned integers above INT64_MAX become a bigint.
   template <class U>
-    requires(std::is_integral_v<U> && !std::is_same_v<U, bool> && std::is_unsigned_v<U>)
-  Value(U u);
+  requires(std::is_integral_v<U> && !std::is_same_v<U, bool> && std::is_unsigned_v<U>) Value(U u);
   Value(double d);
   Value(float f);
   Value(BigInt b);
@@ -136,8 +145,16 @@ class Value {
   bool operator==(const Value& other) const;
 
  private:
-  using Storage = std::variant<Undefined, std::nullptr_t, bool, std::int64_t, BigInt, double,
-                               std::string, Bytes, Array, Object>;
+  using Storage = std::variant<Undefined,
+                               std::nullptr_t,
+                               bool,
+                               std::int64_t,
+                               BigInt,
+                               double,
+                               std::string,
+                               Bytes,
+                               Array,
+                               Object>;
   static Storage from_unsigned(std::uint64_t u);
   Storage v_;
 };
@@ -153,11 +170,13 @@ inline Value::Value(std::nullptr_t) : v_(nullptr) {}
 inline Value::Value(Undefined u) : v_(u) {}
 inline Value::Value(bool b) : v_(b) {}
 template <class I>
-  requires(std::is_integral_v<I> && !std::is_same_v<I, bool> && std::is_signed_v<I>)
-inline Value::Value(I i) : v_(static_cast<std::int64_t>(i)) {}
+requires(std::is_integral_v<
+             I> && !std::is_same_v<I, bool> && std::is_signed_v<I>) inline Value::Value(I i)
+    : v_(static_cast<std::int64_t>(i)) {}
 template <class U>
-  requires(std::is_integral_v<U> && !std::is_same_v<U, bool> && std::is_unsigned_v<U>)
-inline Value::Value(U u) : v_(from_unsigned(static_cast<std::uint64_t>(u))) {}
+requires(std::is_integral_v<
+             U> && !std::is_same_v<U, bool> && std::is_unsigned_v<U>) inline Value::Value(U u)
+    : v_(from_unsigned(static_cast<std::uint64_t>(u))) {}
 inline Value::Value(double d) : v_(d) {}
 inline Value::Value(float f) : v_(static_cast<double>(f)) {}
 inline Value::Value(BigInt b) : v_(std::move(b)) {}

@@ -23,8 +23,8 @@ std::vector<std::string> split_key(std::string_view text) {
   std::size_t start = 0;
   while (true) {
     auto comma = text.find(',', start);
-    parts.emplace_back(text.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                          : comma - start));
+    parts.emplace_back(text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     if (comma == std::string_view::npos) {
       break;
     }
@@ -143,7 +143,8 @@ Result<GatewayRequest> parse_gateway_target(std::string_view target) {
       } else if (n == "rvt-input") {
         auto bytes = protocol::base64url_decode(*value);
         if (!bytes) {
-          return fail(guard_error("query_invalid_base64_input", "rvt-input is not valid base64url"));
+          return fail(
+              guard_error("query_invalid_base64_input", "rvt-input is not valid base64url"));
         }
         std::string raw(bytes->begin(), bytes->end());
         if (!protocol::cbor_decode(raw)) {
@@ -182,8 +183,9 @@ Result<GatewayRequest> parse_gateway_target(std::string_view target) {
     }
     if (q.method == QueryTarget::Method::kGet) {
       if (q.input || q.region || q.crash_policy || q.pool) {
-        return fail(guard_error("query_get_disallowed_params",
-                                "rvt-method=get does not take input, region, crash policy or runner"));
+        return fail(
+            guard_error("query_get_disallowed_params",
+                        "rvt-method=get does not take input, region, crash policy or runner"));
       }
     } else if (!q.pool || q.pool->empty()) {
       return fail(guard_error("query_missing_pool", "rvt-method=getOrCreate needs rvt-runner"));

@@ -26,8 +26,8 @@ constexpr std::size_t kMaxNameLength = 64;
 constexpr std::size_t kMaxKeyLength = 1024;
 
 Error bad_request(std::string reason) {
-  return Error{"api", "bad_request", "Bad request: " + reason,
-               Value::object({{"reason", reason}}), true};
+  return Error{"api", "bad_request", "Bad request: " + reason, Value::object({{"reason", reason}}),
+               true};
 }
 
 Error invalid_input(std::string message) {
@@ -84,7 +84,8 @@ Result<Value> parse_body(const std::string& body) {
   return std::move(*parsed);
 }
 
-Result<std::optional<std::string>> string_field(const Value& body, std::string_view name,
+Result<std::optional<std::string>> string_field(const Value& body,
+                                                std::string_view name,
                                                 bool required) {
   const Value* v = body.find(name);
   if (v == nullptr || v->is_null() || v->is_undefined()) {
@@ -100,7 +101,9 @@ Result<std::optional<std::string>> string_field(const Value& body, std::string_v
 }
 
 /// Fields accepted in create / get-or-create bodies (the engine denies unknown fields).
-Result<storage::ActorRecord> record_from_body(LocalContext& ctx, const Value& body, bool key_required) {
+Result<storage::ActorRecord> record_from_body(LocalContext& ctx,
+                                              const Value& body,
+                                              bool key_required) {
   static const std::set<std::string, std::less<>> kAllowed = {
       "datacenter", "name", "key", "runner_name_selector", "crash_policy", "input"};
   for (const auto& m : body.as_object()) {
@@ -253,7 +256,8 @@ Task<net::HttpResponse> list_actors(std::shared_ptr<LocalContext> ctx, net::Http
   co_return json_response(actors_page(*records, more));
 }
 
-Task<net::HttpResponse> create_actor(std::shared_ptr<LocalContext> ctx, net::HttpRequest request,
+Task<net::HttpResponse> create_actor(std::shared_ptr<LocalContext> ctx,
+                                     net::HttpRequest request,
                                      bool get_or_create) {
   auto target = util::split_target(request.target);
   auto query = parse_query(target.query, {"namespace"});

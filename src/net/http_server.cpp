@@ -103,8 +103,10 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-/// True if `value` contains the comma-separated token `token` (case-insensitive).
-bool has_token(std::string_view value, std::string_view token) {
+/// Calls `fn(element)` for each element of a comma-separated header list, trimmed of spaces and
+/// tabs (empty elements included); stops early when `fn` returns true. Returns whether it did.
+template <class Fn>
+bool for_each_list_element(std::string_view value, Fn&& fn) {
   while (!value.empty()) {
     const auto comma = value.find(',');
     std::string_view part = value.substr(0, comma);
@@ -114,7 +116,7 @@ bool has_token(std::string_view value, std::string_view token) {
     while (!part.empty() && (part.back() == ' ' || part.back() == '\t')) {
       part.remove_suffix(1);
     }
-    if (iequals(part, token)) {
+    if (fn(part)) {
       return true;
     }
     if (comma == std::string_view::npos) {
@@ -123,6 +125,11 @@ bool has_token(std::string_view value, std::string_view token) {
     value.remove_prefix(comma + 1);
   }
   return false;
+}
+
+/// True if `value` contains the comma-separated token `token` (case-insensitive).
+bool has_token(std::string_view value, std::string_view token) {
+  return for_each_list_element(value, [&](std::string_view part) { return iequals(part, token); });
 }
 
 bool valid_header_name(std::string_view name) {
@@ -156,24 +163,12 @@ unsigned framing_error_status(const http::request_parser<http::string_body>& par
       continue;
     }
     has_te = true;
-    std::string_view value = f.value();
-    while (!value.empty()) {
-      const auto comma = value.find(',');
-      std::string_view part = value.substr(0, comma);
-      while (!part.empty() && (part.front() == ' ' || part.front() == '\t')) {
-        part.remove_prefix(1);
-      }
-      while (!part.empty() && (part.back() == ' ' || part.back() == '\t')) {
-        part.remove_suffix(1);
-      }
+    for_each_list_element(f.value(), [&](std::string_view part) {
       if (!part.empty()) {  // empty list elements are allowed and mean nothing (RFC 9110 §5.6.1)
         codings.push_back(part);
       }
-      if (comma == std::string_view::npos) {
-        break;
-      }
-      value.remove_prefix(comma + 1);
-    }
+      return false;
+    });
   }
   if (!has_te) {
     return 0;

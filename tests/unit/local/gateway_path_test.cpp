@@ -42,7 +42,8 @@ TEST(GatewayPath, DirectKeepsTheQueryForTheActor) {
 TEST(GatewayPath, QueryFormFromTheClientVectors) {
   auto r = parse_gateway_target(
       "/gateway/counter/request/hello/world?x=1&y=2&rvt-namespace=default&rvt-method=getOrCreate"
-      "&rvt-runner=default&rvt-key=a%2Cb%2Cc%2Fd%2C&rvt-input=uQACZWhlbGxvZXdvcmxkYW6CZyRCaWdJbnRhMQ"
+      "&rvt-runner=default&rvt-key=a%2Cb%2Cc%2Fd%2C&rvt-input="
+      "uQACZWhlbGxvZXdvcmxkYW6CZyRCaWdJbnRhMQ"
       "&rvt-crash-policy=sleep");
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_TRUE(r->query);
@@ -59,7 +60,8 @@ TEST(GatewayPath, QueryFormFromTheClientVectors) {
 }
 
 TEST(GatewayPath, QueryGetWithoutKeyMeansEmptyKey) {
-  auto r = parse_gateway_target("/gateway/counter/action/getCount?rvt-namespace=default&rvt-method=get");
+  auto r =
+      parse_gateway_target("/gateway/counter/action/getCount?rvt-namespace=default&rvt-method=get");
   ASSERT_TRUE(r);
   EXPECT_TRUE(r->query->key.empty());
   EXPECT_EQ(r->actor_path, "/action/getCount");
