@@ -45,6 +45,7 @@
 #include <rivetkit/error.hpp>
 #include <rivetkit/http.hpp>
 #include <rivetkit/input_schema.hpp>
+#include <rivetkit/kv.hpp>
 #include <rivetkit/options.hpp>
 #include <rivetkit/schedule.hpp>
 #include <rivetkit/task.hpp>
@@ -370,6 +371,8 @@ class Context {
   }
   /// Durable delayed calls of this actor's actions.
   Schedule schedule() const { return Schedule(api_); }
+  /// The actor's key-value store (kv.hpp).
+  Kv kv() const { return Kv(api_); }
   /// Wall-clock ms since the Unix epoch, on the runtime's clock (tests may run it manually).
   std::int64_t now_ms() const { return api_->now_ms(); }
   /// The actor's strand, for Asio operations that must run with the actor's code.

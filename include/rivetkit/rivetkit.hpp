@@ -11,6 +11,7 @@
 #include <rivetkit/http.hpp>
 #include <rivetkit/input_schema.hpp>
 #include <rivetkit/json.hpp>
+#include <rivetkit/kv.hpp>
 #include <rivetkit/options.hpp>
 #include <rivetkit/registry.hpp>
 #include <rivetkit/result.hpp>

@@ -1,5 +1,7 @@
 #include "core/actor_instance.hpp"
 
+#include "core/user_kv.hpp"
+
 #include "core/errors.hpp"
 #include "core/ids.hpp"
 #include "core/keys.hpp"
@@ -1464,6 +1466,92 @@ Task<void> ActorInstance::save_state() {
   dirty_ = true;
   std::uint64_t seq = checkpoint();
   auto op = wait_durable(seq == 0 ? latest_seq() : seq);
+  auto r = co_await std::move(op);
+  if (!r) {
+    throw ActorError(r.error());
+  }
+}
+
+// ---- user KV (core/user_kv.hpp) ------------------------------------------------------------------
+
+void ActorInstance::check_kv_open() const {
+  if (lifecycle_ == Lifecycle::kStopped || lifecycle_ == Lifecycle::kFailed) {
+    throw ActorError(user_kv::actor_stopped());
+  }
+}
+
+Task<std::vector<std::optional<std::string>>> ActorInstance::kv_get(
+    std::vector<std::string> keys) {
+  auto self = shared_from_this();
+  check_kv_open();
+  auto mapped = user_kv::get_keys(std::move(keys), store_->kv_max_key_size());
+  if (!mapped) {
+    throw ActorError(mapped.error());
+  }
+  auto op = store_->kv_get(std::move(*mapped));
+  auto values = co_await std::move(op);
+  if (!values) {
+    log::error("KV read failed actor_id={}: {}.{}: {}", actor_id_, values.error().group,
+               values.error().code, values.error().message);
+    throw ActorError(values.error());
+  }
+  co_return std::move(*values);
+}
+
+Task<std::vector<std::pair<std::string, std::string>>> ActorInstance::kv_list(
+    detail::KvList list) {
+  auto self = shared_from_this();
+  check_kv_open();
+  auto query = user_kv::query(list, store_->kv_max_key_size());
+  if (!query) {
+    throw ActorError(query.error());
+  }
+  auto op = store_->kv_list(std::move(*query));
+  auto entries = co_await std::move(op);
+  if (!entries) {
+    log::error("KV list failed actor_id={}: {}.{}: {}", actor_id_, entries.error().group,
+               entries.error().code, entries.error().message);
+    throw ActorError(entries.error());
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(entries->size());
+  for (auto& e : *entries) {
+    out.emplace_back(user_kv::user_key(e.key), std::move(e.value));
+  }
+  co_return out;
+}
+
+Task<void> ActorInstance::kv_write(std::vector<detail::KvWrite> writes) {
+  auto self = shared_from_this();
+  check_kv_open();
+  auto batch = user_kv::writes(std::move(writes), store_->kv_max_key_size());
+  if (!batch) {
+    throw ActorError(batch.error());
+  }
+  if (batch->empty()) {
+    co_return;
+  }
+  if (lifecycle_ == Lifecycle::kLoading) {
+    // Start hooks (create_state, on_create, create_vars, on_wake) run before the output gate
+    // saves anything: their KV writes go to the store at once (nothing else commits meanwhile),
+    // so a read right after sees them.
+    storage::ActorWrite write;
+    write.kv = std::move(*batch);
+    auto op = store_->commit(std::move(write));
+    auto r = co_await std::move(op);
+    if (!r) {
+      log::error("KV write failed actor_id={}: {}.{}: {}", actor_id_, r.error().group,
+                 r.error().code, r.error().message);
+      throw ActorError(r.error());
+    }
+    co_return;
+  }
+  // Through the output gate: into this turn's write, with whatever else the turn changed (the
+  // state included), committed as one batch.
+  pending_.kv.append(std::move(*batch));
+  dirty_ = true;
+  checkpoint();
+  auto op = wait_durable(latest_seq());
   auto r = co_await std::move(op);
   if (!r) {
     throw ActorError(r.error());

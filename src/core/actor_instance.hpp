@@ -170,6 +170,9 @@ class ActorInstance final : public detail::ActorApi,
   std::string schedule_at(std::int64_t at_ms, std::string action, Array args) override;
   bool schedule_cancel(const std::string& id) override;
   std::vector<ScheduledEvent> schedule_list() const override;
+  Task<std::vector<std::optional<std::string>>> kv_get(std::vector<std::string> keys) override;
+  Task<std::vector<std::pair<std::string, std::string>>> kv_list(detail::KvList list) override;
+  Task<void> kv_write(std::vector<detail::KvWrite> writes) override;
 
   /// Test hooks.
   bool can_sleep_for_test() const { return can_sleep(); }
@@ -210,6 +213,8 @@ class ActorInstance final : public detail::ActorApi,
   Task<Result<void>> run_hook(const char* what, Task<void> task, std::chrono::milliseconds limit);
 
   Task<void> commit(std::uint64_t seq, storage::ActorWrite write);
+  /// Throws kv.actor_stopped once this instance can no longer read or write its KV.
+  void check_kv_open() const;
   void on_durable_progress();
   template <class T>
   Task<std::optional<T>> with_deadline(Task<T> task, util::SteadyTime deadline);

@@ -24,7 +24,7 @@ unsigned public_status_code(std::string_view group, std::string_view code) {
       return 405;
     }
   }
-  if (group == "message" || group == "queue") {
+  if (group == "message" || group == "queue" || group == "kv") {
     return 400;
   }
   return 500;

@@ -3,7 +3,9 @@
 #include "engine/record_codec.hpp"
 #include "util/log.hpp"
 
+#include <algorithm>
 #include <map>
+#include <string_view>
 
 namespace rivetkit::engine {
 
@@ -12,6 +14,8 @@ namespace {
 constexpr char kRecordPrefix = '\x01';
 constexpr std::size_t kChunkBytes = 120 * 1024;   // engine limit: 128 KiB per value
 constexpr std::size_t kMaxPutBytes = 976 * 1024;  // engine limit per put (keys counted + 2)
+constexpr std::size_t kMaxKeysPerRequest = 128;   // engine limit per get, put and delete
+constexpr std::uint64_t kListPage = 16384;        // the engine's default list limit
 
 std::string be32(std::uint32_t v) {
   std::string s(4, '\0');
@@ -139,8 +143,11 @@ Task<Result<void>> KvActorStore::commit(storage::ActorWrite write) {
       }
     }
   }
+  storage::KvBatch kv = std::move(write.kv);
+  write.kv = storage::KvBatch{};
+  const bool record_changed = !write.empty();
   apply_write(current_, write);
-  auto op = put_record();
+  auto op = write_kv(kv, record_changed);
   auto done = co_await std::move(op);
   if (done && !tunneled.empty()) {
     on_conns_durable_(std::move(tunneled));
@@ -148,18 +155,192 @@ Task<Result<void>> KvActorStore::commit(storage::ActorWrite write) {
   co_return done;
 }
 
-Task<Result<void>> KvActorStore::put_record() {
+Task<Result<void>> KvActorStore::send(envoy::KvRequestData request) {
+  auto op = link_->kv(actor_id_, std::move(request));
+  auto r = co_await std::move(op);
+  if (!r) {
+    co_return fail(r.error());
+  }
+  if (const auto* err = std::get_if<envoy::KvErrorResponse>(&*r)) {
+    co_return fail(storage_error("kv_error", "The engine refused a KV write: " + err->message));
+  }
+  co_return Result<void>{};
+}
+
+Task<Result<void>> KvActorStore::write_kv(const storage::KvBatch& batch, bool record_changed) {
+  auto n = batch.normalized();
+  for (auto& [start, end] : n.ranges) {
+    auto op = send(envoy::KvDeleteRangeRequest{start, end});
+    if (auto r = co_await std::move(op); !r) {
+      co_return r;
+    }
+  }
+  for (std::size_t i = 0; i < n.deletes.size(); i += kMaxKeysPerRequest) {
+    envoy::KvDeleteRequest del;
+    for (std::size_t j = i; j < std::min(n.deletes.size(), i + kMaxKeysPerRequest); ++j) {
+      del.keys.push_back(std::move(n.deletes[j]));
+    }
+    auto op = send(std::move(del));
+    if (auto r = co_await std::move(op); !r) {
+      co_return r;
+    }
+  }
+  // Puts: packed into requests of at most 128 keys and 976 KiB, the record's chunks in the last
+  // one (together with the final puts when they fit).
+  envoy::KvPutRequest record;
+  if (record_changed) {
+    auto built = record_put();
+    if (!built) {
+      co_return fail(built.error());
+    }
+    record = std::move(*built);
+  }
+  std::size_t record_bytes = 0;
+  for (std::size_t i = 0; i < record.keys.size(); ++i) {
+    record_bytes += record.keys[i].size() + 2 + record.values[i].size();
+  }
+  envoy::KvPutRequest put;
+  std::size_t bytes = 0;
+  for (auto& entry : n.puts) {
+    const std::size_t size = entry.key.size() + 2 + entry.value.size();
+    if (!put.keys.empty()
+        && (put.keys.size() + 1 > kMaxKeysPerRequest || bytes + size > kMaxPutBytes)) {
+      auto op = send(std::move(put));
+      if (auto r = co_await std::move(op); !r) {
+        co_return r;
+      }
+      put = envoy::KvPutRequest{};
+      bytes = 0;
+    }
+    put.keys.push_back(std::move(entry.key));
+    put.values.push_back(std::move(entry.value));
+    bytes += size;
+  }
+  if (!record.keys.empty()) {
+    if (!put.keys.empty()
+        && (put.keys.size() + record.keys.size() > kMaxKeysPerRequest
+            || bytes + record_bytes > kMaxPutBytes)) {
+      auto op = send(std::move(put));
+      if (auto r = co_await std::move(op); !r) {
+        co_return r;
+      }
+      put = envoy::KvPutRequest{};
+    }
+    for (std::size_t i = 0; i < record.keys.size(); ++i) {
+      put.keys.push_back(std::move(record.keys[i]));
+      put.values.push_back(std::move(record.values[i]));
+    }
+  }
+  if (!put.keys.empty()) {
+    auto op = send(std::move(put));
+    if (auto r = co_await std::move(op); !r) {
+      co_return r;
+    }
+  }
+  if (record_changed) {
+    auto op = drop_older_generations();
+    co_await std::move(op);
+  }
+  co_return Result<void>{};
+}
+
+Task<Result<std::vector<std::optional<std::string>>>> KvActorStore::kv_get(
+    std::vector<std::string> keys) {
+  std::vector<std::optional<std::string>> out(keys.size());
+  for (std::size_t i = 0; i < keys.size(); i += kMaxKeysPerRequest) {
+    envoy::KvGetRequest get;
+    const std::size_t last = std::min(keys.size(), i + kMaxKeysPerRequest);
+    get.keys.assign(keys.begin() + static_cast<std::ptrdiff_t>(i),
+                    keys.begin() + static_cast<std::ptrdiff_t>(last));
+    auto op = link_->kv(actor_id_, std::move(get));
+    auto r = co_await std::move(op);
+    if (!r) {
+      co_return fail(r.error());
+    }
+    if (const auto* err = std::get_if<envoy::KvErrorResponse>(&*r)) {
+      co_return fail(storage_error("kv_error", "The engine refused a KV read: " + err->message));
+    }
+    const auto* resp = std::get_if<envoy::KvGetResponse>(&*r);
+    if (resp == nullptr || resp->keys.size() != resp->values.size()) {
+      co_return fail(storage_error("kv_unexpected", "Unexpected answer to a KV get"));
+    }
+    // Only the keys that exist come back: match them by key (a key may be asked twice).
+    std::map<std::string_view, const std::string*> found;
+    for (std::size_t k = 0; k < resp->keys.size(); ++k) {
+      found.emplace(resp->keys[k], &resp->values[k]);
+    }
+    for (std::size_t j = i; j < last; ++j) {
+      if (auto it = found.find(keys[j]); it != found.end()) {
+        out[j] = *it->second;
+      }
+    }
+  }
+  co_return out;
+}
+
+Task<Result<std::vector<storage::KvEntry>>> KvActorStore::kv_list(storage::KvQuery query) {
+  std::vector<storage::KvEntry> out;
+  std::string start = query.prefix ? *query.prefix : query.start;
+  std::optional<std::string> end = query.prefix ? storage::prefix_end(*query.prefix) : query.end;
+  if ((end && start >= *end) || query.limit == std::uint64_t{0}) {
+    co_return out;
+  }
+  if (!end) {
+    // Every key from start on, but the one made of 2046 0xff bytes (the engine takes no longer
+    // range key); no namespace of kv.hpp starts with 0xff.
+    end = std::string(kv_max_key_size(), '\xff');
+  }
+  const std::uint64_t limit = query.limit.value_or(UINT64_MAX);
+  // Pages of at most 16,384 (the engine's default), until the limit or the range is exhausted.
+  while (out.size() < limit) {
+    const std::uint64_t page = std::min<std::uint64_t>(kListPage, limit - out.size());
+    envoy::KvListRequest list;
+    list.query = envoy::KvListRangeQuery{start, *end, true};
+    list.reverse = query.reverse;
+    list.limit = page;
+    auto op = link_->kv(actor_id_, std::move(list));
+    auto r = co_await std::move(op);
+    if (!r) {
+      co_return fail(r.error());
+    }
+    if (const auto* err = std::get_if<envoy::KvErrorResponse>(&*r)) {
+      co_return fail(storage_error("kv_error", "The engine refused a KV list: " + err->message));
+    }
+    const auto* resp = std::get_if<envoy::KvListResponse>(&*r);
+    if (resp == nullptr || resp->keys.size() != resp->values.size()) {
+      co_return fail(storage_error("kv_unexpected", "Unexpected answer to a KV list"));
+    }
+    for (std::size_t i = 0; i < resp->keys.size(); ++i) {
+      out.push_back(storage::KvEntry{resp->keys[i], resp->values[i]});
+    }
+    if (resp->keys.size() < page) {
+      break;
+    }
+    // The next page: after the last key (forward) or before it (reverse).
+    if (!query.reverse) {
+      start = resp->keys.back() + '\0';
+    } else {
+      end = resp->keys.back();
+    }
+    if (start >= *end) {
+      break;
+    }
+  }
+  co_return out;
+}
+
+Result<envoy::KvPutRequest> KvActorStore::record_put() const {
   std::string bytes = encode_record(current_);
   std::size_t count = (bytes.size() + 2 + kChunkBytes - 1) / kChunkBytes;
   if (count == 0) {
     count = 1;
   }
   if (bytes.size() + count * 9 > kMaxPutBytes) {
-    co_return fail(
-        Error{"actor", "state_too_large",
-              "The actor's state, connections and schedules (" + std::to_string(bytes.size())
-                  + " bytes) exceed what engine mode can store atomically (about 950 KiB)",
-              std::nullopt, true});
+    return fail(Error{"actor", "state_too_large",
+                      "The actor's state, connections and schedules ("
+                          + std::to_string(bytes.size())
+                          + " bytes) exceed what engine mode can store atomically (about 950 KiB)",
+                      std::nullopt, true});
   }
   envoy::KvPutRequest put;
   std::string first(2, '\0');
@@ -174,21 +355,34 @@ Task<Result<void>> KvActorStore::put_record() {
     put.keys.push_back(chunk_key(generation_, static_cast<std::uint16_t>(c)));
     put.values.push_back(std::move(value));
   }
-  auto put_op = link_->kv(actor_id_, std::move(put));
-  auto done = co_await std::move(put_op);
-  if (!done) {
-    co_return fail(done.error());
+  return put;
+}
+
+Task<Result<void>> KvActorStore::put_record() {
+  auto put = record_put();
+  if (!put) {
+    co_return fail(put.error());
   }
-  if (older_generations_) {
-    older_generations_ = false;
-    envoy::KvDeleteRangeRequest range{chunk_key(0, 0), chunk_key(generation_, 0)};
-    auto del_op = link_->kv(actor_id_, std::move(range));
-    auto deleted = co_await std::move(del_op);
-    if (!deleted) {
-      log::warn("actor {}: could not delete older records: {}", actor_id_, deleted.error().message);
-    }
+  auto put_op = send(std::move(*put));
+  if (auto done = co_await std::move(put_op); !done) {
+    co_return done;
   }
+  auto drop_op = drop_older_generations();
+  co_await std::move(drop_op);
   co_return Result<void>{};
+}
+
+Task<void> KvActorStore::drop_older_generations() {
+  if (!older_generations_) {
+    co_return;
+  }
+  older_generations_ = false;
+  envoy::KvDeleteRangeRequest range{chunk_key(0, 0), chunk_key(generation_, 0)};
+  auto del_op = link_->kv(actor_id_, std::move(range));
+  auto deleted = co_await std::move(del_op);
+  if (!deleted) {
+    log::warn("actor {}: could not delete older records: {}", actor_id_, deleted.error().message);
+  }
 }
 
 Task<Result<void>> KvActorStore::drop(std::shared_ptr<EnvoyLink> link, std::string actor_id) {

@@ -15,6 +15,16 @@
 //
 // Limits: the record must fit one put (976 KiB in the engine), so state + connections +
 // schedules of one actor are limited to about 950 KiB in engine mode.
+//
+// The actor's ordered KV (storage/kv.hpp, user KV under 0x04) is stored as is, next to the
+// record. A commit's KV writes are normalized (ranges, then deletes and puts) and sent as: each
+// delete range, the deletes (128 keys a request), then the puts. When the puts and the record
+// fit one put request (128 keys, 976 KiB) they go together, so a turn that changed state and
+// put KV is atomic; a larger commit sends its KV puts first and the record last, each request
+// atomic on its own (RivetKit's own batch puts beyond these limits are not atomic either), and
+// deletes are never atomic with puts (the engine has no request for both). The commit reports
+// durable only once every request is acknowledged. Fencing covers the record only: KV writes of
+// a stale generation are not fenced.
 
 #include "engine/envoy_link.hpp"
 #include "storage/actor_store.hpp"
@@ -41,12 +51,23 @@ class KvActorStore final : public storage::ActorStore {
 
   Task<Result<storage::PersistedActor>> load() override;
   Task<Result<void>> commit(storage::ActorWrite write) override;
+  Task<Result<std::vector<std::optional<std::string>>>> kv_get(
+      std::vector<std::string> keys) override;
+  Task<Result<std::vector<storage::KvEntry>>> kv_list(storage::KvQuery query) override;
+  /// The engine counts a key as its length + 2 against 2048 bytes.
+  std::size_t kv_max_key_size() const override { return 2046; }
 
   /// Wipes every key of the actor (used when it is destroyed at its own request).
   static Task<Result<void>> drop(std::shared_ptr<EnvoyLink> link, std::string actor_id);
 
  private:
+  /// The record's put request (nullopt + error when it is too large).
+  Result<envoy::KvPutRequest> record_put() const;
   Task<Result<void>> put_record();
+  Task<Result<void>> send(envoy::KvRequestData request);
+  Task<Result<void>> write_kv(const storage::KvBatch& batch, bool record_changed);
+  /// After this generation's first record write: its older generations' records go.
+  Task<void> drop_older_generations();
 
   std::shared_ptr<EnvoyLink> link_;
   std::string actor_id_;

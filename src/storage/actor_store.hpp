@@ -6,7 +6,11 @@
 // their co_await), and a commit resumes its caller only once the write is durable (fsynced
 // locally, acknowledged by the engine remotely). Many concurrent commits may share one
 // transaction/fsync (group commit).
+//
+// Under the typed records (state, connections, schedules) is the actor's ordered KV (kv.hpp);
+// features on it (user KV today) write through ActorWrite::kv and read with kv_get / kv_list.
 
+#include "storage/kv.hpp"
 #include <rivetkit/result.hpp>
 #include <rivetkit/task.hpp>
 #include <rivetkit/value.hpp>
@@ -69,10 +73,12 @@ struct ActorWrite {
   std::vector<std::string> conn_deletes;
   std::vector<PersistedSchedule> schedule_upserts;
   std::vector<std::string> schedule_deletes;
+  /// Writes to the actor's ordered KV (kv.hpp), applied in order, atomically with the rest.
+  KvBatch kv;
 
   bool empty() const {
     return !state && !has_initialized && conn_upserts.empty() && conn_deletes.empty()
-           && schedule_upserts.empty() && schedule_deletes.empty();
+           && schedule_upserts.empty() && schedule_deletes.empty() && kv.empty();
   }
 };
 
@@ -81,6 +87,14 @@ class ActorStore {
   virtual ~ActorStore() = default;
   virtual Task<Result<PersistedActor>> load() = 0;
   virtual Task<Result<void>> commit(ActorWrite write) = 0;
+
+  // The actor's ordered KV (kv.hpp). Reads see every commit that completed before they began.
+  /// The value of each key, in the order asked (nullopt: absent).
+  virtual Task<Result<std::vector<std::optional<std::string>>>> kv_get(
+      std::vector<std::string> keys) = 0;
+  virtual Task<Result<std::vector<KvEntry>>> kv_list(KvQuery query) = 0;
+  /// The longest key this store takes (bytes, any namespace prefix included).
+  virtual std::size_t kv_max_key_size() const = 0;
 };
 
 }  // namespace rivetkit::storage

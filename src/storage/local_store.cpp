@@ -39,6 +39,10 @@ namespace rivetkit::storage {
 
 namespace {
 
+/// The longest KV key (prefix included): RivetKit's user-KV limit (core-semantics.md §6). The
+/// table itself has none; the limit keeps the data movable to engine mode and back.
+constexpr std::size_t kMaxKvKeySize = 2048;
+
 using sqlite::Database;
 using sqlite::Statement;
 using sqlite::StatementScope;
@@ -235,8 +239,9 @@ struct WriterConn {
   Statement begin, commit, rollback, savepoint, release, rollback_to;
   Statement find_live, insert_actor, destroy_mark, reserve_generation;
   Statement live_rid, upsert_state, upsert_conn, delete_conn, upsert_schedule, delete_schedule;
+  Statement kv_put, kv_delete, kv_delete_range;
   // destroy_actor: every per-actor table
-  Statement delete_state, delete_conns, delete_schedules;
+  Statement delete_state, delete_conns, delete_schedules, delete_kv;
 
   void close() {
     *this = WriterConn{};  // finalizes the statements, then closes the connection
@@ -249,6 +254,9 @@ struct ReaderConn {
   Statement get_by_id, find_live, load, load_conns, load_schedules, live_generation, pending_alarms;
   // [has key][include destroyed]
   std::array<std::array<Statement, 2>, 2> list;
+  Statement kv_get;
+  // [has end][reverse]
+  std::array<std::array<Statement, 2>, 2> kv_list;
 
   void close() { *this = ReaderConn{}; }
 };
@@ -290,6 +298,10 @@ Result<void> prepare_writer(WriterConn& c) {
   p(c.delete_state, "DELETE FROM actor_state WHERE rid = ?1");
   p(c.delete_conns, "DELETE FROM actor_conns WHERE rid = ?1");
   p(c.delete_schedules, "DELETE FROM actor_schedules WHERE rid = ?1");
+  p(c.delete_kv, "DELETE FROM actor_kv WHERE rid = ?1");
+  p(c.kv_put, "INSERT OR REPLACE INTO actor_kv(rid, key, value) VALUES (?1, ?2, ?3)");
+  p(c.kv_delete, "DELETE FROM actor_kv WHERE rid = ?1 AND key = ?2");
+  p(c.kv_delete_range, "DELETE FROM actor_kv WHERE rid = ?1 AND key >= ?2 AND key < ?3");
   p(c.reserve_generation,
     "UPDATE actors SET generation = generation + ?2 WHERE actor_id = ?1 AND destroy_ts IS NULL "
     "RETURNING rid, generation");
@@ -334,6 +346,19 @@ Result<void> prepare_reader(ReaderConn& c) {
   for (std::size_t by_key = 0; by_key < 2; ++by_key) {
     for (std::size_t all = 0; all < 2; ++all) {
       p(c.list[by_key][all], list_actors_sql(by_key != 0, all != 0));
+    }
+  }
+  // KV reads of a live actor (a destroyed one has no rows: destroy_actor wiped them).
+  constexpr const char* kKvRid =
+      "(SELECT rid FROM actors WHERE actor_id = ?1 AND destroy_ts IS NULL)";
+  p(c.kv_get, fmt::format("SELECT value FROM actor_kv WHERE rid = {} AND key = ?2", kKvRid));
+  for (std::size_t has_end = 0; has_end < 2; ++has_end) {
+    for (std::size_t reverse = 0; reverse < 2; ++reverse) {
+      // ?4: the limit; a negative one means none.
+      p(c.kv_list[has_end][reverse],
+        fmt::format("SELECT key, value FROM actor_kv WHERE rid = {} AND key >= ?2{} ORDER BY key{} "
+                    "LIMIT ?4",
+                    kKvRid, has_end != 0 ? " AND key < ?3" : "", reverse != 0 ? " DESC" : ""));
     }
   }
   if (p.error) {
@@ -480,6 +505,30 @@ Result<void> apply_write(WriterConn& c, std::int64_t rid, const ActorWrite& writ
     c.delete_schedule.bind_int64(1, rid);
     c.delete_schedule.bind_text(2, event_id);
     if (auto r = c.delete_schedule.run(); !r) {
+      return r;
+    }
+  }
+  // In order: SQLite applies an ordered list as given, inside the op's savepoint.
+  for (const KvOp& op : write.kv.ops()) {
+    Statement* s = nullptr;
+    if (const auto* put = std::get_if<KvPut>(&op)) {
+      s = &c.kv_put;
+      s->bind_int64(1, rid);
+      s->bind_blob(2, put->key);
+      s->bind_blob(3, put->value);
+    } else if (const auto* del = std::get_if<KvDelete>(&op)) {
+      s = &c.kv_delete;
+      s->bind_int64(1, rid);
+      s->bind_blob(2, del->key);
+    } else {
+      const auto& range = std::get<KvDeleteRange>(op);
+      s = &c.kv_delete_range;
+      s->bind_int64(1, rid);
+      s->bind_blob(2, range.start);
+      s->bind_blob(3, range.end);
+    }
+    StatementScope scope(*s);
+    if (auto r = s->run(); !r) {
       return r;
     }
   }
@@ -668,6 +717,10 @@ class ActorStoreImpl final : public ActorStore {
       : store_(std::move(store)), actor_id_(std::move(actor_id)) {}
   Task<Result<PersistedActor>> load() override;
   Task<Result<void>> commit(ActorWrite write) override;
+  Task<Result<std::vector<std::optional<std::string>>>> kv_get(
+      std::vector<std::string> keys) override;
+  Task<Result<std::vector<KvEntry>>> kv_list(KvQuery query) override;
+  std::size_t kv_max_key_size() const override { return kMaxKvKeySize; }
 
  private:
   std::shared_ptr<LocalStoreImpl> store_;
@@ -767,8 +820,9 @@ class LocalStoreImpl final : public LocalStore,
               return fail(std::move(done.error()));
             }
           }
-          // Wipe the persisted data: every per-actor table (later also KV, queues).
-          for (Statement* s : {&c.delete_state, &c.delete_conns, &c.delete_schedules}) {
+          // Wipe the persisted data: every per-actor table (later also queues).
+          for (Statement* s :
+               {&c.delete_state, &c.delete_conns, &c.delete_schedules, &c.delete_kv}) {
             StatementScope scope(*s);
             s->bind_int64(1, rid);
             if (auto r = s->run(); !r) {
@@ -903,6 +957,64 @@ class LocalStoreImpl final : public LocalStore,
         });
   }
 
+  Task<Result<std::vector<std::optional<std::string>>>> kv_get_actor(
+      std::string actor_id, std::vector<std::string> keys) {
+    using Out = std::vector<std::optional<std::string>>;
+    return submit_read<Out>(
+        "kv_get",
+        [actor_id = std::move(actor_id), keys = std::move(keys)](ReaderConn& c) -> Result<Out> {
+          ReadTransaction txn(c.db, c.begin, c.rollback);  // one snapshot for every key
+          if (!txn.begun()) {
+            return fail(txn.begun().error());
+          }
+          Out out;
+          out.reserve(keys.size());
+          for (const std::string& key : keys) {
+            StatementScope scope(c.kv_get);
+            c.kv_get.bind_text(1, actor_id);
+            c.kv_get.bind_blob(2, key);
+            auto row = c.kv_get.step();
+            if (!row) {
+              return fail(std::move(row.error()));
+            }
+            out.push_back(*row ? std::optional<std::string>(c.kv_get.column_blob(0))
+                               : std::nullopt);
+          }
+          return out;
+        });
+  }
+
+  Task<Result<std::vector<KvEntry>>> kv_list_actor(std::string actor_id, KvQuery query) {
+    using Out = std::vector<KvEntry>;
+    return submit_read<Out>(
+        "kv_list",
+        [actor_id = std::move(actor_id), query = std::move(query)](ReaderConn& c) -> Result<Out> {
+          Out out;
+          std::string start = query.prefix ? *query.prefix : query.start;
+          std::optional<std::string> end = query.prefix ? prefix_end(*query.prefix) : query.end;
+          if ((end && start >= *end) || query.limit == std::uint64_t{0}) {
+            return out;
+          }
+          Statement& s = c.kv_list[end ? 1 : 0][query.reverse ? 1 : 0];
+          StatementScope scope(s);
+          s.bind_text(1, actor_id);
+          s.bind_blob(2, start);
+          if (end) {
+            s.bind_blob(3, *end);
+          }
+          constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+          s.bind_int64(4, query.limit ? static_cast<std::int64_t>(std::min(*query.limit, kMax)) : -1);
+          auto r = for_each_row(s, [&out](const Statement& row) -> Result<void> {
+            out.push_back(KvEntry{row.column_blob(0), row.column_blob(1)});
+            return {};
+          });
+          if (!r) {
+            return fail(std::move(r.error()));
+          }
+          return out;
+        });
+  }
+
   Task<Result<std::vector<PendingAlarm>>> pending_alarms() override {
     using Out = std::vector<PendingAlarm>;
     return submit_read<Out>("pending_alarms", [](ReaderConn& c) -> Result<Out> {
@@ -933,7 +1045,7 @@ class LocalStoreImpl final : public LocalStore,
         const char* sql;
         std::int64_t expected;
       };
-      const std::array<Check, 9> checks = {{
+      const std::array<Check, 10> checks = {{
           {"schema version", "PRAGMA user_version", kSchemaVersion},
           {"state rows without a live actor",
            "SELECT count(*) FROM actor_state s LEFT JOIN actors a ON a.rid = s.rid "
@@ -945,6 +1057,10 @@ class LocalStoreImpl final : public LocalStore,
            0},
           {"schedule rows without a live actor",
            "SELECT count(*) FROM actor_schedules s LEFT JOIN actors a ON a.rid = s.rid "
+           "WHERE a.rid IS NULL OR a.destroy_ts IS NOT NULL",
+           0},
+          {"KV rows without a live actor",
+           "SELECT count(*) FROM actor_kv s LEFT JOIN actors a ON a.rid = s.rid "
            "WHERE a.rid IS NULL OR a.destroy_ts IS NOT NULL",
            0},
           {"message indexes outside u16",
@@ -1290,6 +1406,15 @@ Task<Result<PersistedActor>> ActorStoreImpl::load() {
 
 Task<Result<void>> ActorStoreImpl::commit(ActorWrite write) {
   return store_->commit_actor(actor_id_, std::move(write));
+}
+
+Task<Result<std::vector<std::optional<std::string>>>> ActorStoreImpl::kv_get(
+    std::vector<std::string> keys) {
+  return store_->kv_get_actor(actor_id_, std::move(keys));
+}
+
+Task<Result<std::vector<KvEntry>>> ActorStoreImpl::kv_list(KvQuery query) {
+  return store_->kv_list_actor(actor_id_, std::move(query));
 }
 
 }  // namespace

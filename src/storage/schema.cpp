@@ -17,7 +17,7 @@ struct Migration {
 };
 
 // Append-only. Never edit a step that has shipped; add a new one.
-constexpr std::array<Migration, 2> kMigrations = {{
+constexpr std::array<Migration, 3> kMigrations = {{
     {1, R"sql(
 CREATE TABLE meta(
   key TEXT PRIMARY KEY NOT NULL,
@@ -78,6 +78,14 @@ CREATE TABLE actor_schedules(
   PRIMARY KEY(rid, event_id)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX actor_schedules_by_time ON actor_schedules(rid, trigger_at);
+)sql"},
+    {3, R"sql(
+CREATE TABLE actor_kv(
+  rid INTEGER NOT NULL,
+  key BLOB NOT NULL,
+  value BLOB NOT NULL,
+  PRIMARY KEY(rid, key)
+) STRICT, WITHOUT ROWID;
 )sql"},
 }};
 

@@ -6,7 +6,7 @@
 // the user_version bump, so a crash leaves the file at an old version, never half migrated. A
 // stored version newer than this build is a hard error (no downgrade).
 //
-// Layout (version 2) — designed for ~1,000,000 actors in one file, most of them with no
+// Layout (version 3) — designed for ~1,000,000 actors in one file, most of them with no
 // connections and no schedules (per-actor tables hold rows only for actors that have some):
 //
 //   meta(key TEXT PK, value ANY) STRICT, WITHOUT ROWID                                     [v1]
@@ -46,8 +46,15 @@
 //       index walks, and pending_alarms reads only this (covering) index plus one actors row
 //       per actor that has schedules.
 //
-// Later versions add more per-actor tables keyed by rid (KV `(rid, key) PK WITHOUT ROWID`,
-// queues) as new ladder steps; destroy_actor must then wipe them too.
+//   actor_kv(rid, key BLOB, value BLOB, PRIMARY KEY(rid, key)) STRICT, WITHOUT ROWID        [v3]
+//       The actor's ordered KV (kv.hpp): user KV under its 0x04 prefix. Keys compare as BLOBs
+//       (memcmp, then length), the order kv.hpp defines; the PK walks a prefix or range in
+//       either direction. WITHOUT ROWID: one b-tree, rows are small (key <= 2 KiB, value
+//       <= 128 KiB; SQLite keeps large values on overflow pages). A database at version 2
+//       gains the empty table on first open.
+//
+// Later versions add more per-actor tables keyed by rid (queues) as new ladder steps;
+// destroy_actor must then wipe them too.
 
 #include "storage/sqlite.hpp"
 #include <rivetkit/result.hpp>
@@ -60,7 +67,7 @@
 namespace rivetkit::storage {
 
 /// The schema version this build writes.
-inline constexpr std::int64_t kSchemaVersion = 2;
+inline constexpr std::int64_t kSchemaVersion = 3;
 /// `PRAGMA application_id` of a local store ("RVKT").
 inline constexpr std::int64_t kApplicationId = 0x52564B54;
 

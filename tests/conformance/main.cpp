@@ -51,5 +51,6 @@ int main(int argc, char** argv) {
   fixture::add_connection_actors(registry);
   fixture::add_lifecycle_hook_actors(registry);
   fixture::add_warmup_actors(registry);
+  fixture::add_kv_actors(registry);
   return registry.run(argc, argv);
 }

@@ -6,6 +6,7 @@
 #include <rivetkit/driver_context.hpp>
 #include <rivetkit/http.hpp>
 #include <rivetkit/input_schema.hpp>
+#include <rivetkit/kv_types.hpp>
 #include <rivetkit/options.hpp>
 #include <rivetkit/schedule.hpp>
 #include <rivetkit/task.hpp>
@@ -117,6 +118,11 @@ class ActorApi {
   virtual std::string schedule_at(std::int64_t at_ms, std::string action, Array args) = 0;
   virtual bool schedule_cancel(const std::string& id) = 0;
   virtual std::vector<ScheduledEvent> schedule_list() const = 0;
+  /// The actor's KV (kv.hpp). Errors are thrown as ActorError.
+  virtual Task<std::vector<std::optional<std::string>>> kv_get(std::vector<std::string> keys) = 0;
+  virtual Task<std::vector<std::pair<std::string, std::string>>> kv_list(KvList list) = 0;
+  /// Applies the writes in order, atomically; resumes once they are durable.
+  virtual Task<void> kv_write(std::vector<KvWrite> writes) = 0;
 };
 
 using ActionFn = std::function<Task<Value>(ActorApi*, ConnApi*, Array)>;

@@ -30,6 +30,7 @@ class GatedStore final : public storage::ActorStore {
 
   storage::PersistedActor persisted;
   std::vector<storage::ActorWrite> committed;
+  std::map<std::string, std::string> kv;  // the durable KV (released writes only)
 
   Task<Result<storage::PersistedActor>> load() override { co_return persisted; }
 
@@ -48,6 +49,20 @@ class GatedStore final : public storage::ActorStore {
     co_return co_await std::move(op);
   }
 
+  Task<Result<std::vector<std::optional<std::string>>>> kv_get(
+      std::vector<std::string> keys) override {
+    std::vector<std::optional<std::string>> out;
+    for (const auto& k : keys) {
+      auto it = kv.find(k);
+      out.push_back(it == kv.end() ? std::nullopt : std::optional<std::string>(it->second));
+    }
+    co_return out;
+  }
+  Task<Result<std::vector<storage::KvEntry>>> kv_list(storage::KvQuery query) override {
+    co_return storage::list_kv(kv, query);
+  }
+  std::size_t kv_max_key_size() const override { return 2048; }
+
   std::size_t pending() const { return pending_.size(); }
   const storage::ActorWrite& pending_write(std::size_t i) const { return pending_[i].write; }
 
@@ -61,6 +76,7 @@ class GatedStore final : public storage::ActorStore {
       if (p.write.has_initialized) {
         persisted.has_initialized = *p.write.has_initialized;
       }
+      storage::apply_kv(kv, p.write.kv);
       committed.push_back(p.write);
       asio::post(io_, [complete = std::move(p.complete)] { complete(Result<void>{}); });
     }
@@ -90,6 +106,14 @@ class StoreRef final : public storage::ActorStore {
   explicit StoreRef(GatedStore& s) : s_(s) {}
   Task<Result<storage::PersistedActor>> load() override { return s_.load(); }
   Task<Result<void>> commit(storage::ActorWrite w) override { return s_.commit(std::move(w)); }
+  Task<Result<std::vector<std::optional<std::string>>>> kv_get(
+      std::vector<std::string> keys) override {
+    return s_.kv_get(std::move(keys));
+  }
+  Task<Result<std::vector<storage::KvEntry>>> kv_list(storage::KvQuery q) override {
+    return s_.kv_list(std::move(q));
+  }
+  std::size_t kv_max_key_size() const override { return s_.kv_max_key_size(); }
 
  private:
   GatedStore& s_;
