@@ -165,6 +165,25 @@ ActorDefinition counter_definition(std::shared_ptr<Recorder> rec) {
                 return c.state().count;
               })
       .action("read", [](auto& c) { return std::as_const(c).state().count; })
+      // State and KV in one turn.
+      .action("increment_kv",
+              [](auto& c, std::int64_t n) -> Task<std::int64_t> {
+                const std::int64_t count = c.state().count += n;
+                co_await c.kv().put("count", std::to_string(count));
+                co_return count;
+              })
+      .action("kv_get",
+              [](auto& c, std::string key) -> Task<std::optional<std::string>> {
+                co_return co_await c.kv().get(std::move(key));
+              })
+      .action("kv_put_bad",
+              [](auto& c) -> Task<void> {
+                // (Built first: GCC 12 miscompiles braced string literals inside coroutines.)
+                std::vector<KvPair> entries;
+                entries.emplace_back(std::string("ok"), std::string("1"));
+                entries.emplace_back(std::string(2048, 'k'), std::string("2"));
+                co_await c.kv().batch_put(std::move(entries));
+              })
       .action("boom", [](auto&) -> int { throw std::runtime_error("secret detail"); })
       .action("user_fail", [](auto&) -> int { throw UserError("nope", "my_code"); })
       .action("slow", [](auto& c) -> Task<int> {
@@ -387,6 +406,85 @@ TEST_F(InstanceTest, FailedCommitIsNeverWrittenLaterAndTheInstanceStops) {
   if (*fourth) {
     EXPECT_FALSE(**fourth) << "no acknowledgement from an instance that can no longer save";
   }
+}
+
+/// The qualified code a KV read fails with ("none" when it succeeds).
+Task<std::string> kv_error_of(std::shared_ptr<ActorInstance> inst) {
+  std::string code = "none";
+  try {
+    std::vector<std::string> keys{std::string("k")};
+    co_await inst->kv_get(std::move(keys));
+  } catch (const ActorError& e) {
+    code = e.error().qualified_code();
+  }
+  co_return code;
+}
+
+TEST_F(InstanceTest, StateAndKvOfOneTurnCommitAsOneWriteAndTheReplyWaitsForIt) {
+  auto inst = started();
+  auto r = spawn(inst, inst->run_action(nullptr, "increment_kv", Array{Value{5}}));
+  settle();
+  ASSERT_EQ(store.pending(), 1u) << "one commit for the state and the KV put";
+  const auto& w = store.pending_write(0);
+  ASSERT_TRUE(w.state);
+  EXPECT_EQ(count_of(*w.state), 15);
+  ASSERT_EQ(w.kv.ops().size(), 1u);
+  const auto* put = std::get_if<storage::KvPut>(&w.kv.ops()[0]);
+  ASSERT_NE(put, nullptr);
+  EXPECT_EQ(put->key,
+            std::string(1, storage::kUserKvPrefix) + "count");  // user keys live under their prefix
+  EXPECT_EQ(put->value, "15");
+  EXPECT_FALSE(*r) << "no reply before the write is durable";
+  store.release_all();
+  settle();
+  ASSERT_TRUE(*r && **r);
+  EXPECT_EQ((**r)->as_int(), 15);
+  auto got = spawn(inst, inst->run_action(nullptr, "kv_get", Array{Value{"count"}}));
+  settle();
+  ASSERT_TRUE(*got && **got);
+  EXPECT_EQ((**got)->as_string(), "15");
+}
+
+TEST_F(InstanceTest, FailedKvCommitFailsTheCallAndNothingBecomesDurable) {
+  auto inst = started();
+  auto r = spawn(inst, inst->run_action(nullptr, "increment_kv", Array{Value{1}}));
+  settle();
+  ASSERT_EQ(store.pending(), 1u);
+  store.fail_all();
+  settle();
+  ASSERT_TRUE(*r);
+  ASSERT_FALSE(**r);
+  EXPECT_EQ((*r)->error().qualified_code(), "actor.state_save_failed");
+  EXPECT_TRUE(store.kv.empty());
+}
+
+TEST_F(InstanceTest, RefusedKvBatchWritesNothing) {
+  auto inst = started();
+  auto r = spawn(inst, inst->run_action(nullptr, "kv_put_bad", {}));
+  settle();
+  ASSERT_TRUE(*r);
+  ASSERT_FALSE(**r);
+  EXPECT_EQ((*r)->error().qualified_code(), "kv.key_too_large");
+  EXPECT_TRUE((*r)->error().is_public);
+  EXPECT_EQ(store.pending(), 0u);
+  EXPECT_TRUE(store.kv.empty());
+}
+
+TEST_F(InstanceTest, KvAfterTheInstanceStoppedIsRefused) {
+  auto inst = started();
+  auto stop = spawn(inst, [](std::shared_ptr<ActorInstance> i) -> Task<bool> {
+    co_await i->stop(StopReason::kSleep);
+    co_return true;
+  }(inst));
+  for (int i = 0; i < 10 && !*stop; ++i) {
+    settle();
+    store.release_all();
+  }
+  ASSERT_TRUE(*stop);
+  auto read = spawn(inst, kv_error_of(inst));
+  settle();
+  ASSERT_TRUE(*read);
+  EXPECT_EQ(**read, "kv.actor_stopped");
 }
 
 TEST_F(InstanceTest, ErrorsAreStructuredAndInternalDetailsStayHidden) {
