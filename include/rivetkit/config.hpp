@@ -29,7 +29,11 @@ struct RegistryConfig {
   std::size_t max_raw_message_size = 20u << 20;
   /// RIVETKIT_MAX_SEND_BACKLOG: outgoing bytes a WebSocket client may leave unread before it is
   /// closed (1008 "ws.send_backlog_exceeded"); bounds the memory a client that never reads costs.
+  /// Past half of it the server stops reading the client's messages until it catches up.
   std::size_t max_send_backlog = 16u << 20;
+  /// RIVETKIT_SEND_STALL_TIMEOUT_MS: how long a WebSocket client may leave that half unread
+  /// without taking any of it before it is closed the same way (ms; 0: never).
+  std::size_t send_stall_timeout_ms = 30'000;
   /// RIVETKIT_MAX_CONNECTIONS: open client connections at most; beyond, new ones get 503 and a
   /// close (0: the file descriptor limit less a reserve).
   std::size_t max_connections = 0;

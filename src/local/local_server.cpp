@@ -393,6 +393,7 @@ Result<std::uint16_t> LocalServer::start() {
   server_config.max_ws_message_bytes = server_config.max_body_bytes;
   server_config.max_ws_send_backlog_bytes =
       std::max(config.max_send_backlog, 2 * config.max_outgoing_message_size);
+  server_config.ws_send_stall_timeout = std::chrono::milliseconds(config.send_stall_timeout_ms);
   server_config.max_connections = config.max_connections;
   // /gateway/<actor>/request[/...] and /gateway/<actor>/websocket[/...] (gateway_path.hpp).
   auto is_raw = [](std::string_view target) {

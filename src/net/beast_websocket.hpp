@@ -178,7 +178,8 @@ class BeastWebSocket final : public WebSocket,
  public:
   using executor_type = typename Stream::executor_type;
 
-  explicit BeastWebSocket(Stream ws) : ex_(ws.get_executor()), ws_(std::move(ws)), wake_(ex_) {}
+  explicit BeastWebSocket(Stream ws)
+      : ex_(ws.get_executor()), ws_(std::move(ws)), wake_(ex_), drained_(ex_) {}
 
   /// The underlying stream, for configuration and the handshake. Strand only, before start().
   Stream& stream() { return ws_; }
@@ -203,7 +204,14 @@ class BeastWebSocket final : public WebSocket,
   }
 
   /// Before the socket is started: queued outgoing bytes beyond which it is closed (0: no cap).
-  void set_send_backlog_limit(std::size_t bytes) { backlog_limit_ = bytes; }
+  /// Past half of it, reading pauses (receive() waits) until the peer has taken enough, so a
+  /// peer that asks for replies faster than it reads them is slowed down rather than cut off;
+  /// one that takes nothing for `stall` while paused is closed like one over the cap.
+  void set_send_backlog_limit(std::size_t bytes,
+                              std::chrono::milliseconds stall = std::chrono::seconds(30)) {
+    backlog_limit_ = bytes;
+    stall_timeout_ = stall;
+  }
 
   void send(WsMessage msg) override {
     if (close_called_.load(std::memory_order_acquire)) {
@@ -297,6 +305,7 @@ class BeastWebSocket final : public WebSocket,
     finished_ = true;
     close_called_.store(true, std::memory_order_release);
     wake_.cancel();
+    drained_.cancel();
     // Beast leaves the socket open after a failure; a clean close already tore it down.
     boost::beast::get_lowest_layer(ws_).close();
   }
@@ -325,6 +334,9 @@ class BeastWebSocket final : public WebSocket,
         auto buf = asio::buffer(msg.data);
         auto [ec, n] = co_await ws_.async_write(buf, tok);
         buffered_.fetch_sub(msg.data.size(), std::memory_order_relaxed);
+        if (read_paused_ && buffered_.load(std::memory_order_relaxed) <= backlog_limit_ / 2) {
+          drained_.cancel();  // the paused reader may go on
+        }
         if (ec) {
           set_close_info(1006, std::string());
           log::debug("websocket write failed: {}", ec.message());
@@ -359,6 +371,9 @@ class BeastWebSocket final : public WebSocket,
     if (read_done_) {
       co_return std::nullopt;
     }
+    if (backlog_limit_ != 0 && buffered_.load(std::memory_order_relaxed) > backlog_limit_ / 2) {
+      co_await wait_for_backlog();
+    }
     boost::beast::flat_buffer buf;
     auto [ec, n] = co_await ws_.async_read(buf, asio::as_tuple(asio::use_awaitable));
     if (!ec) {
@@ -388,9 +403,44 @@ class BeastWebSocket final : public WebSocket,
     co_return std::nullopt;
   }
 
+  /// Read backpressure: resumes once the unsent backlog is at most half the cap, the socket
+  /// ended, or the peer took nothing for the stall timeout (then it is closed with 1008).
+  Task<void> wait_for_backlog() {
+    namespace asio = boost::asio;
+    const std::size_t resume_at = backlog_limit_ / 2;
+    std::size_t lowest = buffered_.load(std::memory_order_relaxed);
+    auto progress_at = std::chrono::steady_clock::now();
+    log::debug("websocket: {} bytes unread by the peer; reading paused", lowest);
+    while (!finished_ && !close_pending_) {
+      const std::size_t now_buffered = buffered_.load(std::memory_order_relaxed);
+      if (now_buffered <= resume_at) {
+        break;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now_buffered < lowest) {
+        lowest = now_buffered;
+        progress_at = now;
+      } else if (stall_timeout_.count() > 0 && now - progress_at >= stall_timeout_) {
+        log::warn("websocket: {} bytes queued for a peer that reads none of them; closing",
+                  now_buffered);
+        drop_backlog();
+        close(1008, "ws.send_backlog_exceeded");
+        break;
+      }
+      read_paused_ = true;
+      drained_.expires_after(std::chrono::milliseconds(250));
+      auto [ec] = co_await drained_.async_wait(asio::as_tuple(asio::use_awaitable));
+      (void)ec;  // cancelled when the writer made room
+      read_paused_ = false;
+    }
+  }
+
   const executor_type ex_;
   Stream ws_;
   boost::asio::steady_timer wake_;
+  boost::asio::steady_timer drained_;  // wakes a reader paused by wait_for_backlog
+  bool read_paused_ = false;
+  std::chrono::milliseconds stall_timeout_{30'000};
   std::deque<WsMessage> queue_;
   std::size_t backlog_limit_ = 0;  // set before start; read-only afterwards
   std::optional<boost::beast::websocket::close_reason> close_pending_;

@@ -639,6 +639,7 @@ Task<void> HttpServer::Impl::serve_websocket(std::shared_ptr<Impl> self,
   options.extra_headers = std::move(accept.extra_headers);
   options.max_message_bytes = accept.max_message_bytes.value_or(self->config.max_ws_message_bytes);
   options.max_send_backlog_bytes = self->config.max_ws_send_backlog_bytes;
+  options.send_stall_timeout = self->config.ws_send_stall_timeout;
   options.handshake_timeout = self->config.header_timeout;
   conn->upgraded = true;
   auto accept_op =

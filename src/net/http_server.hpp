@@ -58,6 +58,9 @@ struct HttpServerConfig {
   /// Outgoing bytes a WebSocket may have queued (a peer that does not read): beyond it the socket
   /// is closed (1008 "ws.send_backlog_exceeded") and the queue dropped, so memory stays bounded.
   std::size_t max_ws_send_backlog_bytes = 16u << 20;
+  /// How long a WebSocket peer may leave half the backlog unread, taking none of it, before it is
+  /// closed (0: never).
+  std::chrono::milliseconds ws_send_stall_timeout{30'000};
   /// Open connections at most (0: derived from the process's file descriptor limit, less a
   /// reserve for storage and outgoing sockets). A connection beyond it is answered 503 and
   /// closed at once, so that at the fd limit clients still get an answer instead of silence.

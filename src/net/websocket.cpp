@@ -66,7 +66,7 @@ Task<std::shared_ptr<WebSocket>> accept_server_websocket(
   ws.set_option(ws_timeouts(options.handshake_timeout));
   ws.set_option(websocket::permessage_deflate{});  // defaults: never negotiated
   ws.read_message_max(options.max_message_bytes);
-  socket->set_send_backlog_limit(options.max_send_backlog_bytes);
+  socket->set_send_backlog_limit(options.max_send_backlog_bytes, options.send_stall_timeout);
   ws.auto_fragment(false);
   ws.set_option(websocket::stream_base::decorator(
       [subprotocol = options.subprotocol,

@@ -25,6 +25,8 @@ struct WsAcceptOptions {
   std::size_t max_message_bytes = 0;       // read_message_max
   std::size_t max_send_backlog_bytes =
       0;  // queued outgoing bytes before the socket closes (0: no cap)
+  // With a cap: reading pauses past half of it; a pause this long without progress closes.
+  std::chrono::milliseconds send_stall_timeout{30'000};
   std::chrono::steady_clock::duration handshake_timeout = std::chrono::seconds(30);
 };
 

@@ -67,6 +67,7 @@ Result<RegistryConfig> RegistryConfig::from_env() {
   }
   for (auto [name, field] : {std::pair{"RIVETKIT_MAX_RAW_MESSAGE_SIZE", &c.max_raw_message_size},
                              std::pair{"RIVETKIT_MAX_SEND_BACKLOG", &c.max_send_backlog},
+                             std::pair{"RIVETKIT_SEND_STALL_TIMEOUT_MS", &c.send_stall_timeout_ms},
                              std::pair{"RIVETKIT_MAX_CONNECTIONS", &c.max_connections}}) {
     if (auto v = env(name)) {
       auto n = parse_number<std::size_t>(name, *v);

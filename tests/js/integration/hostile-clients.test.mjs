@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { readFileSync } from "node:fs";
 import { ENCODING, MODE, localOnly, suiteTimeout, uniqueKey, useServer, withTimeout, waitFor } from "../lib/server.mjs";
-import { rawSocketWs, encodeToServer } from "../lib/wire.mjs";
+import { rawSocketWs, encodeToServer, decodeToClient } from "../lib/wire.mjs";
 
 const T = { timeout: 180_000, skip: localOnly("the engine's gateway holds the clients") };
 const MiB = 1 << 20;
@@ -21,7 +21,7 @@ function rssBytes(pid) {
 }
 
 describe(`hostile clients [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(400_000) }, () => {
-	const env = useServer(undefined, { serverEnv: { RIVETKIT_MAX_SEND_BACKLOG: String(2 * MiB), RIVET_LOG_LEVEL: "warn", RIVETKIT_MAX_CONNECTIONS: "16" } });
+	const env = useServer(undefined, { serverEnv: { RIVETKIT_MAX_SEND_BACKLOG: String(2 * MiB), RIVETKIT_SEND_STALL_TIMEOUT_MS: "3000", RIVET_LOG_LEVEL: "warn", RIVETKIT_MAX_CONNECTIONS: "16" } });
 
 	it("a /connect client that never reads is closed at the backlog cap; memory stays bounded; others are served", T, env.wrap(async () => {
 		const h = env.client.counter.getOrCreate([uniqueKey("hog")]);
@@ -42,7 +42,8 @@ describe(`hostile clients [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(400_0
 			raw.sendFrame(typeof frame === "string" ? 0x1 : 0x2, typeof frame === "string" ? Buffer.from(frame) : frame);
 		}
 		// The server closes the hog (its output says so) and goes on serving others meanwhile.
-		await waitFor(() => /bytes queued for a peer that does not read; closing/.test(env.server.output()), {
+		// (Either over the cap, or paused past half of it for the stall timeout.)
+		await waitFor(() => /bytes queued for a peer that (does not read|reads none of them); closing/.test(env.server.output()), {
 			timeout: 60_000, interval: 50, what: "the server to close the client that does not read",
 		});
 		assert.equal(await withTimeout(h.increment(1), 20_000, "a well-behaved client"), 1);
@@ -109,5 +110,47 @@ describe(`hostile clients [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(400_0
 				return false;
 			}
 		}, { timeout: 30_000, interval: 100, what: "served again once the idle connections closed" });
+	}));
+});
+
+// Read backpressure: past half the cap the server stops reading a client's messages until it
+// has taken enough of its replies, so a client that asks faster than it reads is slowed down
+// instead of cut off (the cap stays the bound for one that never reads).
+describe(`slow readers [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(300_000) }, () => {
+	// debug: the test waits for the server's "reading paused" instead of sleeping.
+	const env = useServer(undefined, { serverEnv: { RIVETKIT_MAX_SEND_BACKLOG: String(2 * MiB), RIVET_LOG_LEVEL: "debug" } });
+
+	it("a client that asks for 20 MB of replies while not reading is paused, not closed, and gets every reply", T, env.wrap(async () => {
+		const h = env.client.counter.getOrCreate([uniqueKey("slow")]);
+		const id = await h.resolve();
+		const raw = await rawSocketWs({
+			...env.address,
+			path: `/gateway/${encodeURIComponent(id)}/connect`,
+			protocols: ["rivet", `rivet_encoding.${ENCODING}`],
+		});
+		assert.equal(raw.status, 101);
+		await raw.nextFrame(); // Init
+		raw.socket.pause();
+		const N = 200; // 200 replies of 100 kB: ten times the cap
+		for (let i = 0; i < N; i++) {
+			const frame = encodeToServer(ENCODING, { tag: "ActionRequest", id: i + 1, name: "big", args: [100_000] });
+			raw.sendFrame(typeof frame === "string" ? 0x1 : 0x2, typeof frame === "string" ? Buffer.from(frame) : frame);
+		}
+		await waitFor(() => /unread by the peer; reading paused/.test(env.server.output()), {
+			timeout: 60_000, interval: 50, what: "the server to pause reading the client",
+		});
+		raw.socket.resume();
+		const ids = new Set();
+		while (ids.size < N) {
+			const f = await raw.nextFrame(30_000);
+			assert.notEqual(f.opcode, 0x8, `closed after ${ids.size} replies: ${f.code} ${f.reason}`);
+			assert.ok(!f.eof, `the connection ended after ${ids.size} replies`);
+			const msg = decodeToClient(ENCODING, f.opcode === 0x1 ? f.payload.toString("utf8") : f.payload);
+			assert.equal(msg.tag, "ActionResponse", JSON.stringify(msg).slice(0, 200));
+			ids.add(msg.id);
+		}
+		assert.equal(ids.size, N);
+		assert.doesNotMatch(env.server.output(), /queued for a peer/);
+		raw.socket.destroy();
 	}));
 });
