@@ -193,4 +193,43 @@ describe(`actor KV across crashes [${ENCODING}, ${MODE}]`, { timeout: suiteTimeo
 		assert.equal(await again.get("count"), String(N));
 		assert.equal(await again.get("first"), "written");
 	}));
+
+	it("SIGKILL in the middle of concurrent state + KV writes: after the restart state and KV agree (both or neither)", T, withServers(async (ctx) => {
+		const server = await ctx.start({ binary: driverFixturePath() });
+		const H = 4;
+		const clients = Array.from({ length: H }, () => ctx.client(server));
+		const key = [uniqueKey("kv-kill-mid")];
+		await clients[0].kvProbe.getOrCreate(key).getCount(); // created: later failures are lost writes
+		let acked = 0;
+		let killed = false;
+		const KILL_AT = 40;
+		const writers = Promise.all(
+			clients.map(async (c) => {
+				const h = c.kvProbe.getOrCreate(key);
+				for (let i = 0; i < 100 && !killed; i++) {
+					try {
+						await h.increment(1);
+						acked++;
+						if (acked === KILL_AT) {
+							killed = true;
+							server.kill(); // writes of the other clients are in flight
+						}
+					} catch {
+						return; // the server is gone
+					}
+				}
+			}),
+		);
+		await waitFor(() => killed, { timeout: 60_000, what: "the kill" });
+		// Engine mode: the gateway holds the calls in flight at the kill until the actor runs again,
+		// so the restart comes before they settle.
+		await server.restart({ hard: true });
+		await withTimeout(writers, 90_000, "the writers to settle");
+		for (const c of clients) await disposeClient(c, 3_000);
+		const client = ctx.client(server);
+		const h = client.kvProbe.getOrCreate(key);
+		const count = await withTimeout(h.getCount(), 60_000, "getCount after the restart");
+		assert.ok(count >= KILL_AT, `count ${count} < acknowledged ${KILL_AT}`);
+		assert.equal(await h.get("count"), String(count), "the KV write of every durable state change is there, and none beyond");
+	}));
 });
