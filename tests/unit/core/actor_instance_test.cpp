@@ -470,6 +470,25 @@ TEST_F(InstanceTest, RefusedKvBatchWritesNothing) {
   EXPECT_TRUE(store.kv.empty());
 }
 
+TEST_F(InstanceTest, KvWrittenInOnCreateIsReadableThereAndDurableBeforeTheStart) {
+  auto seen = std::make_shared<std::optional<std::string>>();
+  auto def = actor<CounterState>("counter").on_create([seen](auto& c) -> Task<void> {
+    co_await c.kv().put(std::string("made"), std::string("in onCreate"));
+    *seen = co_await c.kv().get(std::string("made"));
+  });
+  auto inst = make(def);
+  auto done = spawn(inst, inst->start());
+  for (int i = 0; i < 10 && !*done; ++i) {
+    settle();
+    store.release_all();
+  }
+  settle();
+  ASSERT_TRUE(*done && **done);
+  ASSERT_TRUE(seen->has_value()) << "a read right after the write sees it";
+  EXPECT_EQ(**seen, "in onCreate");
+  EXPECT_EQ(store.kv.count(std::string(1, storage::kUserKvPrefix) + "made"), 1u);
+}
+
 TEST_F(InstanceTest, KvAfterTheInstanceStoppedIsRefused) {
   auto inst = started();
   auto stop = spawn(inst, [](std::shared_ptr<ActorInstance> i) -> Task<bool> {
