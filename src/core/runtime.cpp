@@ -1,14 +1,13 @@
 #include "core/runtime.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/experimental/parallel_group.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include "core/errors.hpp"
 #include "core/notifier.hpp"
 #include "util/log.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 namespace rivetkit::core {
 
@@ -31,7 +30,9 @@ struct Runtime::Slot {
   std::size_t users = 0;
 };
 
-Runtime::Runtime(asio::io_context& io, RuntimeConfig config, std::vector<ActorDefinition> definitions)
+Runtime::Runtime(asio::io_context& io,
+                 RuntimeConfig config,
+                 std::vector<ActorDefinition> definitions)
     : io_(io), config_(std::move(config)) {
   for (auto& def : definitions) {
     definitions_[def.name()] = def.data();
@@ -48,7 +49,8 @@ Runtime::Runtime(asio::io_context& io, RuntimeConfig config, std::vector<ActorDe
 
 Runtime::~Runtime() = default;
 
-std::shared_ptr<const detail::ActorDefinitionData> Runtime::definition(std::string_view name) const {
+std::shared_ptr<const detail::ActorDefinitionData> Runtime::definition(
+    std::string_view name) const {
   auto it = definitions_.find(name);
   return it == definitions_.end() ? nullptr : it->second;
 }
@@ -116,8 +118,8 @@ Task<Result<std::shared_ptr<ActorInstance>>> Runtime::acquire_on_slot(std::share
       continue;
     }
     if (runtime->shutting_down()) {
-      co_return fail(Error{"actor", "stopping", "The runtime is shutting down", std::nullopt,
-                           false});
+      co_return fail(
+          Error{"actor", "stopping", "The runtime is shutting down", std::nullopt, false});
     }
     slot->starting = true;
     auto spec_op = make_spec();
@@ -210,17 +212,35 @@ Task<void> Runtime::shutdown() {
     }
   }
   // All actors stop concurrently, each on its own strand, so one slow on_sleep does not delay
-  // the others' grace periods.
+  // the others' grace periods. The join counts completions on a strand of its own. (Not Asio's
+  // ranged parallel_group: with a multi-threaded executor it reads its operation list after the
+  // last completion resumed the awaiting coroutine, which frees it; ASan reported it.)
   auto ex = co_await asio::this_coro::executor;
-  std::vector<decltype(asio::co_spawn(ex, stop(std::string{}, StopReason::kSleep),
-                                      asio::deferred))>
-      ops;
-  for (const auto& id : ids) {
-    ops.push_back(asio::co_spawn(ex, stop(id, StopReason::kSleep), asio::deferred));
-  }
-  if (!ops.empty()) {
-    auto group = asio::experimental::make_parallel_group(std::move(ops));
-    co_await group.async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+  if (!ids.empty()) {
+    auto join = [](Runtime* self, asio::any_io_executor work, asio::any_io_executor strand,
+                   std::vector<std::string> actor_ids) -> Task<void> {
+      auto remaining = std::make_shared<std::size_t>(actor_ids.size());
+      auto done = std::make_shared<Notifier>(strand);
+      for (auto& id : actor_ids) {
+        asio::co_spawn(work, self->stop(std::move(id), StopReason::kSleep),
+                       [strand, remaining, done](std::exception_ptr e) {
+                         if (e) {
+                           log::error("actor stop failed during shutdown: {}",
+                                      exception_message(e));
+                         }
+                         asio::post(strand, [remaining, done] {
+                           if (--*remaining == 0) {
+                             done->notify_all();
+                           }
+                         });
+                       });
+      }
+      while (*remaining > 0) {
+        co_await done->wait();
+      }
+    };
+    auto strand = asio::make_strand(ex);
+    co_await asio::co_spawn(strand, join(this, ex, strand, ids), asio::use_awaitable);
   }
   log::info("runtime stopped; {} actor instance(s) put to sleep", ids.size());
 }
