@@ -1,11 +1,10 @@
 #include "core/actor_instance.hpp"
 
-#include "core/user_kv.hpp"
-
 #include "core/errors.hpp"
 #include "core/ids.hpp"
 #include "core/keys.hpp"
 #include "core/raw_websocket.hpp"
+#include "core/user_kv.hpp"
 #include "protocol/cbor/cbor.hpp"
 #include "protocol/compat.hpp"
 #include "util/log.hpp"
@@ -191,7 +190,7 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
       abort_signal_(strand_),
       hard_abort_(strand_),
       schedules_changed_(strand_),
-      durability_(strand_) {
+      gate_(strand_, *this, definition_->options.durable_replies) {
   first_request_grace_ = spec.first_request_grace;
   data_ = definition_->hooks.make_data();
 }
@@ -262,7 +261,7 @@ Task<Result<void>> ActorInstance::start() {
     }
     last_saved_ = *loaded->state;
   }
-  dirty_ = false;
+  gate_.forget_changes();  // what the start hooks changed is in the state just loaded or written
   for (auto& s : loaded->schedules) {
     schedules_.emplace(s.event_id, s);
   }
@@ -315,6 +314,7 @@ Task<Result<void>> ActorInstance::start() {
 
 void ActorInstance::restore_connections(const std::vector<storage::PersistedConn>& conns) {
   const auto& hooks = definition_->hooks;
+  bool dropped = false;
   for (const auto& record : conns) {
     auto socket = driver_ != nullptr ? driver_->hibernated_socket(record) : nullptr;
     auto params = decode_stored(record.params);
@@ -325,7 +325,7 @@ void ActorInstance::restore_connections(const std::vector<storage::PersistedConn
       log::warn("dropping unreadable hibernated connection actor_id={} conn_id={}", actor_id_,
                 record.conn_id);
       pending_.conn_deletes.push_back(record.conn_id);
-      dirty_ = true;
+      dropped = true;
       continue;
     }
     // A socket that went away while the actor slept (or with the process): the connection is
@@ -353,7 +353,7 @@ void ActorInstance::restore_connections(const std::vector<storage::PersistedConn
       log::warn("dropping hibernated connection actor_id={} conn_id={}: {}", actor_id_,
                 record.conn_id, e.what());
       pending_.conn_deletes.push_back(record.conn_id);
-      dirty_ = true;
+      dropped = true;
       continue;
     }
     for (const auto& sub : record.subscriptions) {
@@ -375,7 +375,7 @@ void ActorInstance::restore_connections(const std::vector<storage::PersistedConn
           "restore raw websocket");
     }
   }
-  if (dirty_) {
+  if (dropped) {
     request_save();
   }
 }
@@ -470,10 +470,10 @@ Task<void> ActorInstance::stop(StopReason reason) {
   // 7. The final save; nothing the actor acknowledged may be lost. (A destroyed actor's data is
   // wiped by the driver: only the saves already under way are waited for.)
   if (!destroying) {
-    dirty_ = true;
+    gate_.mark_changed();
     checkpoint();
   }
-  auto wait_op = wait_durable(latest_seq());
+  auto wait_op = wait_durable(gate_.latest());
   auto saved = co_await std::move(wait_op);
   if (!saved) {
     log::error("final save failed actor_id={}: {}", actor_id_, saved.error().message);
@@ -781,7 +781,7 @@ Task<void> ActorInstance::close_connection(std::shared_ptr<Connection> conn) {
   }
   connections_.erase(it);
   if (!conn->flushed()) {
-    draining_.push_back(conn);  // its last frames leave once durable (on_durable_progress)
+    draining_.push_back(conn);  // its last frames leave once durable (outputs_progressed)
   }
   if (conn->is_hibernatable()) {
     pending_.conn_deletes.push_back(conn->id());
@@ -1225,7 +1225,7 @@ void ActorInstance::mark_state_dirty() {
 }
 
 void ActorInstance::request_save() {
-  dirty_ = true;
+  gate_.mark_changed();
   if (save_posted_) {
     return;
   }
@@ -1238,139 +1238,87 @@ void ActorInstance::request_save() {
 }
 
 std::uint64_t ActorInstance::checkpoint() {
-  const bool can_save = lifecycle_ != Lifecycle::kLoading && lifecycle_ != Lifecycle::kFailed
-                        && lifecycle_ != Lifecycle::kStopped;
-  if (save_failed_) {
-    // A save failed: nothing more is written by this instance (a later write would carry the
-    // failed change), so whatever waits for this checkpoint fails too. The instance is on its
-    // way out; the next one loads the last durable state.
-    if (dirty_ && can_save) {
-      dirty_ = false;
-      failed_seq_ = ++requested_seq_;
-    }
-    return definition_->options.durable_replies ? failed_seq_ : 0;
-  }
-  if (commits_in_flight_ > 0) {
-    // One commit at a time: had a later one been sent before an earlier one failed, it could make
-    // the failed change durable after its caller was told it failed. Changes meanwhile wait and
-    // go as one write when the commit under way completes; the seq they will get is reserved.
-    if (dirty_ && can_save) {
-      if (reserved_seq_ == 0) {
-        reserved_seq_ = requested_seq_ + 1;
-      }
-      gate_seq_ = reserved_seq_;
-    }
-    return definition_->options.durable_replies ? gate_seq_ : 0;
-  }
-  if (dirty_ && can_save) {
-    dirty_ = false;
-    storage::ActorWrite write = std::move(pending_);
-    pending_ = storage::ActorWrite{};
-    bool state_changed = false;
-    try {
-      std::string bytes = encode_stored(data_->state_to_value());
-      if (!last_saved_ || *last_saved_ != bytes) {
-        last_saved_ = bytes;
-        write.state = std::move(bytes);
-        state_changed = true;
-      }
-    } catch (const std::exception& e) {
-      log::error("state serialization failed actor_id={}: {}", actor_id_, e.what());
-    }
-    // Everything in the write so far is something outputs may depend on. Message indexes waiting
-    // to be saved (note_message_taken) ride along, or go alone when their delay is over; a save
-    // of only indexes holds nothing back.
-    const bool gating = !write.empty();
-    if ((gating || index_flush_now_) && !index_due_.empty()) {
-      for (const auto& id : index_due_) {
-        auto conn = find_connection(id);
-        if (!conn || !conn->is_hibernatable() || !conn->transport()) {
-          continue;
-        }
-        auto& ups = write.conn_upserts;
-        ups.erase(std::remove_if(ups.begin(), ups.end(),
-                                 [&](const storage::PersistedConn& p) { return p.conn_id == id; }),
-                  ups.end());
-        ups.push_back(persist_conn(*conn));
-      }
-      index_due_.clear();
-      index_due_bytes_ = 0;
-    }
-    index_flush_now_ = false;
-    if (write.empty() && reserved_seq_ != 0) {
-      // What waited for the commit under way turned out to change nothing: it is durable too.
-      requested_seq_ = reserved_seq_;
-      durable_seq_ = std::max(durable_seq_, reserved_seq_);
-      reserved_seq_ = 0;
-      on_durable_progress();
-    }
-    if (!write.empty()) {
-      std::uint64_t seq = ++requested_seq_;
-      reserved_seq_ = 0;
-      if (gating) {
-        gate_seq_ = seq;
-      }
-      ++commits_in_flight_;
-      util::spawn(strand_, commit(seq, std::move(write)), "commit actor state");
-      if (state_changed && definition_->hooks.on_state_change && !in_state_change_) {
-        in_state_change_ = true;
-        try {
-          definition_->hooks.on_state_change(this);
-        } catch (const std::exception& e) {
-          log::warn("onStateChange failed actor_id={}: {}", actor_id_, e.what());
-        }
-        in_state_change_ = false;
-      }
-    }
-  }
-  return definition_->options.durable_replies ? gate_seq_ : 0;
+  return gate_.checkpoint();
 }
 
-Task<void> ActorInstance::commit(std::uint64_t seq, storage::ActorWrite write) {
+Task<Result<void>> ActorInstance::wait_durable(std::uint64_t seq) {
   auto self = shared_from_this();
-  auto op = store_->commit(std::move(write));
-  auto r = co_await std::move(op);
-  --commits_in_flight_;
-  if (r) {
-    durable_seq_ = std::max(durable_seq_, seq);
-    notify_alarm();
-    on_durable_progress();
-    if (reserved_seq_ != 0) {
-      dirty_ = true;
-      checkpoint();  // what waited for this commit
-      if (reserved_seq_ != 0 && commits_in_flight_ == 0) {
-        // Nothing can be written any more (the instance stopped meanwhile): it will not be.
-        failed_seq_ = std::max(failed_seq_, reserved_seq_);
-        requested_seq_ = std::max(requested_seq_, reserved_seq_);
-        reserved_seq_ = 0;
-        on_durable_progress();
-      }
-    }
-    co_return;
-  }
-  // The change is lost, and so is everything made after it (it is in memory only, built on the
-  // lost one). Retrying would make durable what its callers were told failed (a client that
-  // retries would apply it twice), so this instance stops writing, fails what waits, and goes:
-  // the next request starts the actor again from its last durable state (core-semantics.md,
-  // "storage failures").
-  log::error(
-      "state save failed actor_id={} seq={}: {}.{}: {}; the actor restarts from its last "
-      "durable state",
-      actor_id_, seq, r.error().group, r.error().code, r.error().message);
-  save_failed_ = true;
-  failed_seq_ = std::max({failed_seq_, seq, reserved_seq_});
-  requested_seq_ = std::max(requested_seq_, reserved_seq_);
-  reserved_seq_ = 0;
-  on_durable_progress();
-  request_stop(StopReason::kSleep);
+  co_return co_await gate_.wait(seq);
 }
 
-void ActorInstance::on_durable_progress() {
-  bool failed = failed_seq_ > durable_seq_ && commits_in_flight_ == 0;
+// ---- what the output gate writes (OutputGate::Source) -------------------------------------------
+
+bool ActorInstance::can_write() const {
+  return lifecycle_ != Lifecycle::kLoading && lifecycle_ != Lifecycle::kFailed
+         && lifecycle_ != Lifecycle::kStopped;
+}
+
+std::optional<OutputGate::Write> ActorInstance::take_write() {
+  storage::ActorWrite write = std::move(pending_);
+  pending_ = storage::ActorWrite{};
+  bool state_changed = false;
+  try {
+    std::string bytes = encode_stored(data_->state_to_value());
+    if (!last_saved_ || *last_saved_ != bytes) {
+      last_saved_ = bytes;
+      write.state = std::move(bytes);
+      state_changed = true;
+    }
+  } catch (const std::exception& e) {
+    log::error("state serialization failed actor_id={}: {}", actor_id_, e.what());
+  }
+  // Everything in the write so far is something outputs may depend on. Message indexes waiting
+  // to be saved (note_message_taken) ride along, or go alone when their delay is over; a save
+  // of only indexes holds nothing back.
+  const bool gating = !write.empty();
+  if ((gating || index_flush_now_) && !index_due_.empty()) {
+    for (const auto& id : index_due_) {
+      auto conn = find_connection(id);
+      if (!conn || !conn->is_hibernatable() || !conn->transport()) {
+        continue;
+      }
+      auto& ups = write.conn_upserts;
+      ups.erase(std::remove_if(ups.begin(), ups.end(),
+                               [&](const storage::PersistedConn& p) { return p.conn_id == id; }),
+                ups.end());
+      ups.push_back(persist_conn(*conn));
+    }
+    index_due_.clear();
+    index_due_bytes_ = 0;
+  }
+  index_flush_now_ = false;
+  if (write.empty()) {
+    return std::nullopt;
+  }
+  OutputGate::Write out;
+  out.gating = gating;
+  out.hold = shared_from_this();
+  out.commit = store_->commit(std::move(write));
+  if (state_changed && definition_->hooks.on_state_change && !in_state_change_) {
+    out.started = [this] {
+      in_state_change_ = true;
+      try {
+        definition_->hooks.on_state_change(this);
+      } catch (const std::exception& e) {
+        log::warn("onStateChange failed actor_id={}: {}", actor_id_, e.what());
+      }
+      in_state_change_ = false;
+    };
+  }
+  return out;
+}
+
+void ActorInstance::write_durable() {
+  notify_alarm();
+}
+
+void ActorInstance::outputs_progressed() {
+  const std::uint64_t durable = gate_.durable();
+  const std::uint64_t failed = gate_.failed();
   auto progress = [&](Connection& conn) {
-    conn.release(durable_seq_);
-    if (failed) {
-      conn.fail_pending(failed_seq_);
+    conn.release(durable);
+    if (failed != 0) {
+      conn.fail_pending(failed);
     }
   };
   for (auto& [id, conn] : connections_) {
@@ -1380,21 +1328,19 @@ void ActorInstance::on_durable_progress() {
     progress(*conn);
   }
   std::erase_if(draining_, [](const auto& conn) { return conn->flushed(); });
-  durability_.notify_all();
 }
 
-Task<Result<void>> ActorInstance::wait_durable(std::uint64_t seq) {
-  auto self = shared_from_this();
-  while (true) {
-    if (seq == 0 || durable_seq_ >= seq) {
-      co_return Result<void>{};
-    }
-    if (failed_seq_ >= seq && commits_in_flight_ == 0) {
-      co_return fail(Error{"actor", "state_save_failed", "The actor state could not be saved",
-                           std::nullopt, false});
-    }
-    co_await durability_.wait();
-  }
+void ActorInstance::write_failed(std::uint64_t seq, const Error& error) {
+  // The change is lost, and so is everything made after it (it is in memory only, built on the
+  // lost one). Retrying would make durable what its callers were told failed (a client that
+  // retries would apply it twice), so the gate writes nothing more, fails what waits, and the
+  // instance goes: the next request starts the actor again from its last durable state
+  // (core-semantics.md, "storage failures").
+  log::error(
+      "state save failed actor_id={} seq={}: {}.{}: {}; the actor restarts from its last "
+      "durable state",
+      actor_id_, seq, error.group, error.code, error.message);
+  request_stop(StopReason::kSleep);
 }
 
 void ActorInstance::send_message(Connection& conn, const client::ToClient& msg) {
@@ -1463,16 +1409,17 @@ std::vector<detail::ConnApi*> ActorInstance::conns() {
 
 Task<void> ActorInstance::save_state() {
   auto self = shared_from_this();
-  dirty_ = true;
+  gate_.mark_changed();
   std::uint64_t seq = checkpoint();
-  auto op = wait_durable(seq == 0 ? latest_seq() : seq);
+  auto op = wait_durable(seq == 0 ? gate_.latest() : seq);
   auto r = co_await std::move(op);
   if (!r) {
     throw ActorError(r.error());
   }
 }
 
-// ---- user KV (core/user_kv.hpp) ------------------------------------------------------------------
+// ---- user KV (core/user_kv.hpp)
+// ------------------------------------------------------------------
 
 void ActorInstance::check_kv_open() const {
   if (lifecycle_ == Lifecycle::kStopped || lifecycle_ == Lifecycle::kFailed) {
@@ -1480,8 +1427,7 @@ void ActorInstance::check_kv_open() const {
   }
 }
 
-Task<std::vector<std::optional<std::string>>> ActorInstance::kv_get(
-    std::vector<std::string> keys) {
+Task<std::vector<std::optional<std::string>>> ActorInstance::kv_get(std::vector<std::string> keys) {
   auto self = shared_from_this();
   check_kv_open();
   auto mapped = user_kv::get_keys(std::move(keys), store_->kv_max_key_size());
@@ -1498,8 +1444,7 @@ Task<std::vector<std::optional<std::string>>> ActorInstance::kv_get(
   co_return std::move(*values);
 }
 
-Task<std::vector<std::pair<std::string, std::string>>> ActorInstance::kv_list(
-    detail::KvList list) {
+Task<std::vector<std::pair<std::string, std::string>>> ActorInstance::kv_list(detail::KvList list) {
   auto self = shared_from_this();
   check_kv_open();
   auto query = user_kv::query(list, store_->kv_max_key_size());
@@ -1549,9 +1494,9 @@ Task<void> ActorInstance::kv_write(std::vector<detail::KvWrite> writes) {
   // Through the output gate: into this turn's write, with whatever else the turn changed (the
   // state included), committed as one batch.
   pending_.kv.append(std::move(*batch));
-  dirty_ = true;
+  gate_.mark_changed();
   checkpoint();
-  auto op = wait_durable(latest_seq());
+  auto op = wait_durable(gate_.latest());
   auto r = co_await std::move(op);
   if (!r) {
     throw ActorError(r.error());

@@ -30,8 +30,10 @@
 // or schedules/connections changed, a save is scheduled for the end of the current strand turn.
 // Every output (action reply, event, Init) carries the sequence number of the latest save
 // requested before it and is released only once that save is durable. A failed save fails the
-// outputs that depend on it instead of sending them.
+// outputs that depend on it instead of sending them. The sequencing lives in the OutputGate
+// (core/actor/output_gate.hpp); the instance is its Source: it says what a write contains.
 
+#include "core/actor/output_gate.hpp"
 #include "core/connection.hpp"
 #include "core/driver.hpp"
 #include "core/notifier.hpp"
@@ -58,6 +60,7 @@ namespace rivetkit::core {
 enum class StopReason { kSleep, kDestroy };
 
 class ActorInstance final : public detail::ActorApi,
+                            private OutputGate::Source,
                             public std::enable_shared_from_this<ActorInstance> {
  public:
   enum class Lifecycle { kLoading, kStarted, kStopping, kStopped, kFailed };
@@ -86,7 +89,7 @@ class ActorInstance final : public detail::ActorApi,
 
   const boost::asio::any_io_executor& strand() const { return strand_; }
   Lifecycle lifecycle() const { return lifecycle_; }
-  std::uint64_t durable_seq() const { return durable_seq_; }
+  std::uint64_t durable_seq() const { return gate_.durable(); }
   const std::string& key_string() const { return key_string_; }
   const detail::ActorDefinitionData& definition() const { return *definition_; }
   const RuntimeConfig& config() const { return config_; }
@@ -176,7 +179,7 @@ class ActorInstance final : public detail::ActorApi,
 
   /// Test hooks.
   bool can_sleep_for_test() const { return can_sleep(); }
-  std::uint64_t requested_seq_for_test() const { return latest_seq(); }
+  std::uint64_t requested_seq_for_test() const { return gate_.latest(); }
 
  private:
   /// Counts one unit of sleep-blocking (or stop-blocking) work while alive.
@@ -212,10 +215,8 @@ class ActorInstance final : public detail::ActorApi,
   /// Runs a user hook with a time limit: `actor.callback_timed_out` when it is exceeded.
   Task<Result<void>> run_hook(const char* what, Task<void> task, std::chrono::milliseconds limit);
 
-  Task<void> commit(std::uint64_t seq, storage::ActorWrite write);
   /// Throws kv.actor_stopped once this instance can no longer read or write its KV.
   void check_kv_open() const;
-  void on_durable_progress();
   template <class T>
   Task<std::optional<T>> with_deadline(Task<T> task, util::SteadyTime deadline);
 
@@ -259,27 +260,23 @@ class ActorInstance final : public detail::ActorApi,
   Notifier schedules_changed_;
   std::optional<std::int64_t> last_alarm_;
 
-  // Output gate.
-  bool dirty_ = false;
+  // What the output gate writes next (OutputGate::Source, below).
   bool save_posted_ = false;
   std::optional<std::string> last_saved_;  // bytes of the last state handed to the store
-  storage::ActorWrite pending_;            // conn/schedule changes not yet handed to the store
-  std::uint64_t requested_seq_ = 0;
-  /// The latest save that outputs must wait for (<= requested_seq_).
-  std::uint64_t gate_seq_ = 0;
-  std::uint64_t durable_seq_ = 0;
+  storage::ActorWrite pending_;            // conn/schedule/KV changes not yet handed to the store
   /// Connections whose newer inbound message index awaits a save (note_message_taken).
   std::set<std::string> index_due_;
   bool index_flush_armed_ = false;
   bool index_flush_now_ = false;
-  std::size_t index_due_bytes_ = 0;      // inbound bytes behind those indexes (kIndexSaveBytes)
-  std::uint64_t failed_seq_ = 0;         // highest failed save not superseded by a later success
-  std::uint64_t commits_in_flight_ = 0;  // 0 or 1: one commit at a time (checkpoint())
-  /// The seq the next commit gets, handed out to changes made while one is under way (0: none).
-  std::uint64_t reserved_seq_ = 0;
-  bool save_failed_ = false;  // a commit failed: this instance writes nothing more and stops
-  std::uint64_t latest_seq() const { return std::max(requested_seq_, reserved_seq_); }
-  Notifier durability_;
+  std::size_t index_due_bytes_ = 0;  // inbound bytes behind those indexes (kIndexSaveBytes)
+  OutputGate gate_;
+
+  // ---- OutputGate::Source ---------------------------------------------------------------------
+  bool can_write() const override;
+  std::optional<OutputGate::Write> take_write() override;
+  void write_durable() override;
+  void outputs_progressed() override;
+  void write_failed(std::uint64_t seq, const Error& error) override;
 };
 
 }  // namespace rivetkit::core
