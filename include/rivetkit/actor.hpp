@@ -251,28 +251,29 @@ class Conn {
 /// The schedule of one actor (`c.schedule()`): durable delayed calls of its own actions.
 class Schedule {
  public:
-  explicit Schedule(detail::ActorApi* api) : api_(api) {}
+  explicit Schedule(detail::ScheduleApi* api) : api_(api) {}
   /// Calls `action(args...)` after `delay`. Returns the schedule's id.
   template <class... A>
   std::string after(std::chrono::milliseconds delay, std::string action, const A&... args) const {
-    // Saturating: a delay taken from a client must not overflow (schedule_at refuses the result).
+    // Saturating: a delay taken from a client must not overflow (ScheduleApi::at refuses the
+    // result).
     std::int64_t at = 0;
     if (__builtin_add_overflow(api_->now_ms(), static_cast<std::int64_t>(delay.count()), &at)) {
       at = delay.count() > 0 ? INT64_MAX : INT64_MIN;
     }
-    return api_->schedule_at(at, std::move(action), Array{to_value(args)...});
+    return api_->at(at, std::move(action), Array{to_value(args)...});
   }
   /// Calls `action(args...)` at `at_ms` (ms since the Unix epoch; a past time runs at once).
   template <class... A>
   std::string at(std::int64_t at_ms, std::string action, const A&... args) const {
-    return api_->schedule_at(at_ms, std::move(action), Array{to_value(args)...});
+    return api_->at(at_ms, std::move(action), Array{to_value(args)...});
   }
   /// Cancels a pending schedule; false when there is none with this id.
-  bool cancel(const std::string& id) const { return api_->schedule_cancel(id); }
+  bool cancel(const std::string& id) const { return api_->cancel(id); }
   /// Pending schedules, soonest first.
-  std::vector<ScheduledEvent> list() const { return api_->schedule_list(); }
+  std::vector<ScheduledEvent> list() const { return api_->list(); }
   std::optional<ScheduledEvent> get(const std::string& id) const {
-    for (auto& e : api_->schedule_list()) {
+    for (auto& e : api_->list()) {
       if (e.id == id) {
         return e;
       }
@@ -281,7 +282,7 @@ class Schedule {
   }
 
  private:
-  detail::ActorApi* api_;
+  detail::ScheduleApi* api_;
 };
 
 /// The context every handler receives. Valid only during the call it was given to.
@@ -370,9 +371,9 @@ class Context {
     return track<T>(std::move(task), false);
   }
   /// Durable delayed calls of this actor's actions.
-  Schedule schedule() const { return Schedule(api_); }
+  Schedule schedule() const { return Schedule(&api_->schedule()); }
   /// The actor's key-value store (kv.hpp).
-  Kv kv() const { return Kv(api_); }
+  Kv kv() const { return Kv(&api_->kv()); }
   /// Wall-clock ms since the Unix epoch, on the runtime's clock (tests may run it manually).
   std::int64_t now_ms() const { return api_->now_ms(); }
   /// The actor's strand, for Asio operations that must run with the actor's code.

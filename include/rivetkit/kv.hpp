@@ -36,18 +36,18 @@ namespace rivetkit {
 
 class Kv {
  public:
-  explicit Kv(detail::ActorApi* api) : api_(api) {}
+  explicit Kv(detail::KvApi* api) : api_(api) {}
 
   /// The value of `key`, or nullopt.
   Task<std::optional<std::string>> get(std::string key) const;
   /// The value of each key, in the order given (nullopt for an absent one).
   Task<std::vector<std::optional<std::string>>> batch_get(std::vector<std::string> keys) const {
-    return api_->kv_get(std::move(keys));
+    return api_->get(std::move(keys));
   }
   Task<void> put(std::string key, std::string value) const {
     std::vector<detail::KvWrite> w;
     w.push_back({detail::KvWrite::Kind::kPut, std::move(key), std::move(value)});
-    return api_->kv_write(std::move(w));
+    return api_->write(std::move(w));
   }
   /// Writes every pair at once (later pairs win over earlier ones with the same key).
   Task<void> batch_put(std::vector<KvPair> entries) const {
@@ -56,13 +56,13 @@ class Kv {
     for (auto& [key, value] : entries) {
       w.push_back({detail::KvWrite::Kind::kPut, std::move(key), std::move(value)});
     }
-    return api_->kv_write(std::move(w));
+    return api_->write(std::move(w));
   }
   /// Deletes `key` (absent: nothing to do).
   Task<void> remove(std::string key) const {
     std::vector<detail::KvWrite> w;
     w.push_back({detail::KvWrite::Kind::kDelete, std::move(key), {}});
-    return api_->kv_write(std::move(w));
+    return api_->write(std::move(w));
   }
   Task<void> batch_remove(std::vector<std::string> keys) const {
     std::vector<detail::KvWrite> w;
@@ -70,33 +70,33 @@ class Kv {
     for (auto& key : keys) {
       w.push_back({detail::KvWrite::Kind::kDelete, std::move(key), {}});
     }
-    return api_->kv_write(std::move(w));
+    return api_->write(std::move(w));
   }
   /// Deletes every key in [start, end) (RivetKit's `deleteRange`).
   Task<void> remove_range(std::string start, std::string end) const {
     std::vector<detail::KvWrite> w;
     w.push_back({detail::KvWrite::Kind::kDeleteRange, std::move(start), std::move(end)});
-    return api_->kv_write(std::move(w));
+    return api_->write(std::move(w));
   }
   /// The entries whose key starts with `prefix` ("" lists everything).
   Task<std::vector<KvPair>> list(std::string prefix, KvListOptions options = {}) const {
-    return api_->kv_list(detail::KvList{true, std::move(prefix), {}, options});
+    return api_->list(detail::KvList{true, std::move(prefix), {}, options});
   }
   /// The entries with start <= key < end.
   Task<std::vector<KvPair>> list_range(std::string start,
                                        std::string end,
                                        KvListOptions options = {}) const {
-    return api_->kv_list(detail::KvList{false, std::move(start), std::move(end), options});
+    return api_->list(detail::KvList{false, std::move(start), std::move(end), options});
   }
 
  private:
-  detail::ActorApi* api_;
+  detail::KvApi* api_;
 };
 
 inline Task<std::optional<std::string>> Kv::get(std::string key) const {
   std::vector<std::string> keys;
   keys.push_back(std::move(key));
-  auto values = co_await api_->kv_get(std::move(keys));
+  auto values = co_await api_->get(std::move(keys));
   co_return values.empty() ? std::nullopt : std::move(values.front());
 }
 

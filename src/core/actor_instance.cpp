@@ -1,10 +1,10 @@
 #include "core/actor_instance.hpp"
 
+#include "core/actor/stored_value.hpp"
 #include "core/errors.hpp"
 #include "core/ids.hpp"
 #include "core/keys.hpp"
 #include "core/raw_websocket.hpp"
-#include "core/user_kv.hpp"
 #include "protocol/cbor/cbor.hpp"
 #include "protocol/compat.hpp"
 #include "util/log.hpp"
@@ -75,22 +75,6 @@ Task<std::exception_ptr> capture(Task<void> task) {
   co_return nullptr;
 }
 
-Result<Value> decode_stored(const std::string& bytes) {
-  auto raw = protocol::cbor_decode(bytes);
-  if (!raw) {
-    return fail(raw.error());
-  }
-  return protocol::compat_decode(*raw);
-}
-
-std::string encode_stored(const Value& v) {
-  return protocol::cbor_encode(protocol::compat_encode(v, protocol::CompatMode::kCbor));
-}
-
-std::size_t work_index(int kind) {
-  return static_cast<std::size_t>(kind);
-}
-
 Error stopping_error() {
   return Error{"actor", "stopping",
                "Actor stopping: Cannot accept new work while actor is stopping", std::nullopt,
@@ -99,16 +83,17 @@ Error stopping_error() {
 
 }  // namespace
 
-// ---- work accounting --------------------------------------------------------------------------
+// ---- work accounting (core/actor/sleep_gates.hpp) ---------------------------------------------
 
 class ActorInstance::WorkScope {
  public:
-  WorkScope(std::shared_ptr<ActorInstance> inst, Work kind) : inst_(std::move(inst)), kind_(kind) {
-    if (kind_ == Work::kAction || kind_ == Work::kWsCallback || kind_ == Work::kDisconnect) {
-      inst_->note_request();  // client work (incl. a hibernated socket's message that woke it)
+  WorkScope(std::shared_ptr<ActorInstance> inst, WorkKind kind)
+      : inst_(std::move(inst)), kind_(kind) {
+    if (kind_ == WorkKind::kAction || kind_ == WorkKind::kWsCallback
+        || kind_ == WorkKind::kDisconnect) {
+      inst_->sleep_.note_request();  // client work (incl. a hibernated socket's message)
     }
-    ++inst_->work_[work_index(static_cast<int>(kind_))];
-    inst_->work_changed();
+    inst_->sleep_.enter(kind_);
   }
   WorkScope(WorkScope&& other) noexcept : inst_(std::move(other.inst_)), kind_(other.kind_) {}
   WorkScope(const WorkScope&) = delete;
@@ -116,61 +101,40 @@ class ActorInstance::WorkScope {
   WorkScope& operator=(WorkScope&&) = delete;
   ~WorkScope() {
     if (inst_) {
-      --inst_->work_[work_index(static_cast<int>(kind_))];
-      inst_->work_changed();
+      inst_->sleep_.leave(kind_);
     }
   }
 
  private:
   std::shared_ptr<ActorInstance> inst_;
-  Work kind_;
+  WorkKind kind_;
 };
 
-ActorInstance::WorkScope ActorInstance::track(Work kind) {
+ActorInstance::WorkScope ActorInstance::track(WorkKind kind) {
   return WorkScope(shared_from_this(), kind);
 }
 
-void ActorInstance::work_changed() {
-  // Any activity restarts the idle period: the actor sleeps sleep_timeout after the last
-  // activity ends (core-semantics.md §1.3).
-  idle_since_ = config_.clock->steady_now();
-  activity_.notify_all();
-}
-
-void ActorInstance::note_request() {
-  first_request_seen_ = true;
-}
-
-bool ActorInstance::can_sleep() const {
-  if (lifecycle_ != Lifecycle::kStarted || stop_requested_ || definition_->options.no_sleep) {
-    return false;
+std::optional<AwakeReason> ActorInstance::awake_reason() const {
+  if (!lifecycle_.is(LifecycleState::kStarted)) {
+    return AwakeReason::kNotStarted;
   }
-  for (auto kind :
-       {Work::kAction, Work::kKeepAwake, Work::kWsCallback, Work::kDisconnect, Work::kRun}) {
-    if (work_[work_index(static_cast<int>(kind))] != 0) {
-      return false;
-    }
+  if (lifecycle_.stop_requested()) {
+    return AwakeReason::kStopRequested;
+  }
+  if (definition_->options.no_sleep) {
+    return AwakeReason::kNoSleep;
+  }
+  if (auto busy = sleep_.keeps_awake()) {
+    return busy;
   }
   // Hibernatable connections let the actor sleep (their sockets wait in the driver); any other
   // connection, including the short-lived one of an HTTP request, keeps it awake.
   for (const auto& [id, conn] : connections_) {
     if (!conn->is_hibernatable()) {
-      return false;
+      return AwakeReason::kConnection;
     }
   }
-  return true;
-}
-
-bool ActorInstance::work_drained(bool include_wait_until, bool include_run) const {
-  for (auto kind : {Work::kAction, Work::kKeepAwake, Work::kWsCallback, Work::kDisconnect}) {
-    if (work_[work_index(static_cast<int>(kind))] != 0) {
-      return false;
-    }
-  }
-  if (include_run && work_[work_index(static_cast<int>(Work::kRun))] != 0) {
-    return false;
-  }
-  return !include_wait_until || work_[work_index(static_cast<int>(Work::kWaitUntil))] == 0;
+  return std::nullopt;
 }
 
 // ---- construction and start -------------------------------------------------------------------
@@ -186,12 +150,11 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
       store_(std::move(spec.store)),
       driver_(spec.driver),
       config_(config),
-      activity_(strand_),
-      abort_signal_(strand_),
-      hard_abort_(strand_),
-      schedules_changed_(strand_),
+      lifecycle_(strand_),
+      sleep_(strand_, *config_.clock, definition_->options.sleep_timeout, spec.first_request_grace),
+      schedules_(strand_, actor_id_, *config_.clock, definition_->options, *this),
+      kv_(actor_id_, *store_, *this),
       gate_(strand_, *this, definition_->options.durable_replies) {
-  first_request_grace_ = spec.first_request_grace;
   data_ = definition_->hooks.make_data();
 }
 
@@ -201,7 +164,7 @@ Task<Result<void>> ActorInstance::start() {
   auto self = shared_from_this();
   const auto& hooks = definition_->hooks;
   auto fail_start = [this](Error e) {
-    lifecycle_ = Lifecycle::kFailed;
+    lifecycle_.start_failed();
     return fail(std::move(e));
   };
   auto load_op = store_->load();
@@ -262,9 +225,7 @@ Task<Result<void>> ActorInstance::start() {
     last_saved_ = *loaded->state;
   }
   gate_.forget_changes();  // what the start hooks changed is in the state just loaded or written
-  for (auto& s : loaded->schedules) {
-    schedules_.emplace(s.event_id, s);
-  }
+  schedules_.load(loaded->schedules);
 
   if (hooks.create_vars) {
     auto task = hooks.create_vars(this);
@@ -281,14 +242,13 @@ Task<Result<void>> ActorInstance::start() {
       co_return fail_start(r.error());
     }
   }
-  lifecycle_ = Lifecycle::kStarted;
+  lifecycle_.start_completed();
   restore_connections(loaded->conns);
-  idle_since_ = config_.clock->steady_now();
-  started_at_ = idle_since_;
+  sleep_.started();
   checkpoint();
-  notify_alarm();
+  schedules_.sync_alarm();
   util::spawn(strand_, idle_watch(), "actor idle watch");
-  util::spawn(strand_, schedule_loop(), "actor schedules");
+  spawn_task(schedules_.run(), "actor schedules");
   if (hooks.run) {
     util::spawn(strand_, run_handler(), "actor run handler");
   }
@@ -394,13 +354,11 @@ Task<std::optional<T>> ActorInstance::with_deadline(Task<T> task, util::SteadyTi
 
 Task<void> ActorInstance::stop(StopReason reason) {
   auto self = shared_from_this();
-  if (lifecycle_ != Lifecycle::kStarted) {
-    co_return;
-  }
   const auto& hooks = definition_->hooks;
   const bool destroying = reason == StopReason::kDestroy;
-  lifecycle_ = Lifecycle::kStopping;
-  stop_requested_ = true;
+  if (!lifecycle_.is(LifecycleState::kStarted) || !lifecycle_.begin_grace(reason)) {
+    co_return;
+  }
   const auto deadline = config_.clock->steady_now() + definition_->options.sleep_grace_period;
   log::debug("actor stopping actor_id={} reason={}", actor_id_, destroying ? "destroy" : "sleep");
 
@@ -409,9 +367,9 @@ Task<void> ActorInstance::stop(StopReason reason) {
 
   // Waits (within the grace period) until the work that must finish first is done.
   auto drain = [&](bool include_wait_until, bool include_run) -> Task<void> {
-    while (!work_drained(include_wait_until, include_run)
+    while (!sleep_.drained(include_wait_until, include_run)
            && config_.clock->steady_now() < deadline) {
-      auto changed = activity_.wait();
+      auto changed = sleep_.changed().wait();
       auto timer = config_.clock->wait_until(deadline);
       co_await (std::move(changed) || std::move(timer));
     }
@@ -454,11 +412,10 @@ Task<void> ActorInstance::stop(StopReason reason) {
   // within the grace period; then whatever is still running is cancelled. A destroy does not
   // wait for `run` (RivetKit: destroy may cut through it).
   co_await drain(true, !destroying);
-  if (!work_drained(true, !destroying)) {
+  if (!sleep_.drained(true, !destroying)) {
     log::warn("grace period over; cancelling remaining work actor_id={}", actor_id_);
   }
-  hard_aborted_ = true;
-  hard_abort_.notify_all();
+  lifecycle_.finalize();
 
   // 6. Hibernatable sockets stay with the driver while the actor sleeps.
   for (auto& [id, conn] : connections_) {
@@ -491,15 +448,13 @@ Task<void> ActorInstance::stop(StopReason reason) {
   connections_.clear();
   draining_.clear();  // released by the final save above, or dropped with a failed one
   abort_listeners_.clear();
-  lifecycle_ = Lifecycle::kStopped;
-  activity_.notify_all();
+  lifecycle_.terminate();
+  sleep_.changed().notify_all();
   log::debug("actor stopped actor_id={}", actor_id_);
 }
 
 void ActorInstance::fire_abort() {
-  aborted_ = true;
-  abort_signal_.notify_all();
-  schedules_changed_.notify_all();
+  schedules_.stop();
   auto listeners = std::move(abort_listeners_);
   abort_listeners_.clear();
   for (auto& listener : listeners) {
@@ -515,7 +470,7 @@ void ActorInstance::on_abort(std::function<void()> listener) {
   if (!listener) {
     return;
   }
-  if (aborted_) {
+  if (lifecycle_.aborted()) {
     asio::post(strand_, [self = shared_from_this(), listener = std::move(listener)] {
       try {
         listener();
@@ -530,27 +485,23 @@ void ActorInstance::on_abort(std::function<void()> listener) {
 
 Task<void> ActorInstance::wait_hard_abort() {
   auto self = shared_from_this();
-  while (!hard_aborted_) {
-    co_await hard_abort_.wait();
-  }
+  co_await lifecycle_.wait_finalizing();
 }
 
 Task<void> ActorInstance::wait_aborted() {
   auto self = shared_from_this();
-  while (!aborted_) {
-    co_await abort_signal_.wait();
-  }
+  co_await lifecycle_.wait_aborted();
 }
 
 Task<bool> ActorInstance::wait_aborted_for(std::chrono::milliseconds timeout) {
   auto self = shared_from_this();
   const auto until = config_.clock->steady_now() + timeout;
-  while (!aborted_ && config_.clock->steady_now() < until) {
-    auto fired = abort_signal_.wait();
+  while (!lifecycle_.aborted() && config_.clock->steady_now() < until) {
+    auto fired = lifecycle_.abort_notifier().wait();
     auto timer = config_.clock->wait_until(until);
     co_await (std::move(fired) || std::move(timer));
   }
-  co_return aborted_;
+  co_return lifecycle_.aborted();
 }
 
 namespace {
@@ -596,14 +547,14 @@ Task<Result<void>> ActorInstance::run_hook(const char* what,
 }
 
 void ActorInstance::request_stop(StopReason reason) {
-  if (lifecycle_ != Lifecycle::kStarted) {
+  if (!lifecycle_.is(LifecycleState::kStarted)) {
     return;
   }
-  if (reason == StopReason::kSleep && stop_requested_) {
+  if (reason == StopReason::kSleep && lifecycle_.stop_requested()) {
     return;  // a repeated sleep() is a no-op
   }
-  stop_requested_ = true;
-  activity_.notify_all();
+  lifecycle_.request_stop();
+  sleep_.changed().notify_all();
   if (driver_ == nullptr) {
     return;
   }
@@ -619,41 +570,44 @@ void ActorInstance::sleep() {
 }
 
 void ActorInstance::destroy() {
-  if (lifecycle_ != Lifecycle::kStarted) {
+  if (!lifecycle_.is(LifecycleState::kStarted)) {
     return;
   }
   if (driver_ != nullptr) {
-    stop_requested_ = true;
+    lifecycle_.request_stop();
     driver_->request_destroy(actor_id_);
   }
 }
 
 Task<void> ActorInstance::idle_watch() {
   auto self = shared_from_this();
-  const auto timeout = definition_->options.sleep_timeout;
-  while (lifecycle_ == Lifecycle::kStarted && !stop_requested_) {
-    if (!can_sleep()) {
-      co_await activity_.wait();
+  std::optional<AwakeReason> logged;
+  while (lifecycle_.accepting()) {
+    if (auto reason = awake_reason()) {
+      if (reason != logged) {
+        log::debug("actor stays awake actor_id={} reason={}", actor_id_, to_string(*reason));
+        logged = reason;
+      }
+      co_await sleep_.changed().wait();
       continue;
     }
-    auto deadline = idle_since_ + timeout;
-    if (!first_request_seen_ && first_request_grace_ > timeout) {
-      deadline = std::max(deadline, started_at_ + first_request_grace_);
-    }
+    logged.reset();
+    const auto deadline = sleep_.sleep_deadline();
     if (config_.clock->steady_now() >= deadline) {
-      log::debug("actor idle for {} ms, sleeping actor_id={}", timeout.count(), actor_id_);
+      log::debug("actor idle for {} ms, sleeping actor_id={}", sleep_.sleep_timeout().count(),
+                 actor_id_);
       request_stop(StopReason::kSleep);
       co_return;
     }
     auto timer = config_.clock->wait_until(deadline);
-    auto changed = activity_.wait();
+    auto changed = sleep_.changed().wait();
     co_await (std::move(timer) || std::move(changed));
   }
 }
 
 // ---- background work ----------------------------------------------------------------------------
 
-Task<void> ActorInstance::run_background(Task<void> task, Work kind) {
+Task<void> ActorInstance::run_background(Task<void> task, WorkKind kind) {
   auto self = shared_from_this();
   auto work = track(kind);
   auto cancel = wait_hard_abort();
@@ -665,22 +619,22 @@ Task<void> ActorInstance::run_background(Task<void> task, Work kind) {
     Error e = error_from_exception(failure);
     // Worded as RivetKit logs it ("actor wait_until promise rejected"), for those who grep.
     log::warn("actor {} promise rejected: the task threw actor_id={} error={}.{} message={}",
-              kind == Work::kWaitUntil ? "wait_until" : "keep_awake", actor_id_, e.group, e.code,
-              exception_message(failure));
+              kind == WorkKind::kWaitUntil ? "wait_until" : "keep_awake", actor_id_, e.group,
+              e.code, exception_message(failure));
   }
 }
 
 void ActorInstance::keep_awake(Task<void> task) {
-  util::spawn(strand_, run_background(std::move(task), Work::kKeepAwake), "keep_awake task");
+  util::spawn(strand_, run_background(std::move(task), WorkKind::kKeepAwake), "keep_awake task");
 }
 
 void ActorInstance::wait_until(Task<void> task) {
-  util::spawn(strand_, run_background(std::move(task), Work::kWaitUntil), "wait_until task");
+  util::spawn(strand_, run_background(std::move(task), WorkKind::kWaitUntil), "wait_until task");
 }
 
 Task<void> ActorInstance::run_handler() {
   auto self = shared_from_this();
-  auto work = track(Work::kRun);
+  auto work = track(WorkKind::kRun);
   // The handler is not cancelled at the abort signal: it sees c.abort_signal() and returns
   // within the grace period; only then (hard abort) is it cancelled. Its errors are caught here
   // (`||` would otherwise wait for the other operand after a failure).
@@ -721,8 +675,8 @@ Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
     client::Encoding encoding,
     std::shared_ptr<net::WebSocket> transport) {
   auto self = shared_from_this();
-  note_request();
-  if (lifecycle_ != Lifecycle::kStarted || stop_requested_) {
+  sleep_.note_request();
+  if (!lifecycle_.accepting()) {
     co_return fail(stopping_error());
   }
   const auto& hooks = definition_->hooks;
@@ -753,17 +707,17 @@ Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
       co_return fail(r.error());
     }
   }
-  if (lifecycle_ != Lifecycle::kStarted) {
+  if (!lifecycle_.is(LifecycleState::kStarted)) {
     co_return fail(stopping_error());
   }
   connections_[conn->id()] = conn;
-  work_changed();
+  sleep_.touch();
   if (hooks.on_connect) {
     auto task = hooks.on_connect(this, conn.get());
     auto r = co_await run_hook("onConnect", std::move(task), options.on_connect_timeout);
     if (!r) {
       connections_.erase(conn->id());
-      work_changed();
+      sleep_.touch();
       co_return fail(r.error());
     }
   }
@@ -788,11 +742,11 @@ Task<void> ActorInstance::close_connection(std::shared_ptr<Connection> conn) {
     request_save();
   }
   if (definition_->hooks.on_disconnect) {
-    auto work = track(Work::kDisconnect);
+    auto work = track(WorkKind::kDisconnect);
     auto task = definition_->hooks.on_disconnect(this, conn.get());
     co_await run_hook("onDisconnect", std::move(task), definition_->options.on_connect_timeout);
   }
-  work_changed();
+  sleep_.touch();
 }
 
 std::shared_ptr<Connection> ActorInstance::find_connection(const std::string& conn_id) const {
@@ -824,7 +778,7 @@ Task<void> ActorInstance::end_connection(std::shared_ptr<Connection> conn,
   if (conn->raw_socket && conn->raw_socket->on_close) {
     // Awaited and counted, so an async close handler keeps the actor awake and a stopping actor
     // waits for it (within the grace period).
-    auto work = track(Work::kWsCallback);
+    auto work = track(WorkKind::kWsCallback);
     auto handler = conn->raw_socket->on_close;
     auto task = handler(code, reason);
     co_await guarded("websocket close", actor_id_, std::move(task));
@@ -840,7 +794,7 @@ Task<void> ActorInstance::end_connection(std::shared_ptr<Connection> conn,
 
 ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
                                                client::ToServer message) {
-  if (lifecycle_ != Lifecycle::kStarted || stop_requested_) {
+  if (!lifecycle_.accepting()) {
     return Delivery::kRetry;
   }
   auto conn = find_connection(conn_id);
@@ -849,7 +803,7 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
   }
   if (auto* action = std::get_if<client::ActionRequest>(&message)) {
     // Counted from now, so an action waiting for the strand already keeps the actor awake.
-    auto work = track(Work::kAction);
+    auto work = track(WorkKind::kAction);
     auto run = [](std::shared_ptr<ActorInstance> self, std::shared_ptr<Connection> c,
                   client::ActionRequest request, WorkScope scope) -> Task<void> {
       auto action_op = self->run_action(c.get(), request.name, std::move(request.args));
@@ -896,7 +850,7 @@ Task<Result<void>> ActorInstance::attach_raw_websocket(std::shared_ptr<Connectio
   if (!hooks.on_websocket) {
     co_return fail(route_not_found("/websocket" + conn->request().path));
   }
-  auto work = track(Work::kWsCallback);
+  auto work = track(WorkKind::kWsCallback);
   auto task = hooks.on_websocket(this, conn.get(), WebSocket(conn->raw_socket));
   co_return co_await guarded("onWebSocket", actor_id_, std::move(task));
 }
@@ -904,7 +858,7 @@ Task<Result<void>> ActorInstance::attach_raw_websocket(std::shared_ptr<Connectio
 Task<ActorInstance::Delivery> ActorInstance::deliver_raw(std::string conn_id,
                                                          net::WsMessage message) {
   auto self = shared_from_this();
-  if (lifecycle_ != Lifecycle::kStarted || stop_requested_) {
+  if (!lifecycle_.accepting()) {
     co_return Delivery::kRetry;
   }
   auto conn = find_connection(conn_id);
@@ -916,7 +870,7 @@ Task<ActorInstance::Delivery> ActorInstance::deliver_raw(std::string conn_id,
     note_message_taken(*conn, message.data.size());
     co_return Delivery::kAccepted;
   }
-  auto work = track(Work::kWsCallback);
+  auto work = track(WorkKind::kWsCallback);
   std::optional<std::uint32_t> index;
   if (message.index) {
     index = *message.index;
@@ -1021,7 +975,7 @@ void ActorInstance::mark_conn_dirty(const std::string& conn_id) {
 
 Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name, Array args) {
   auto self = shared_from_this();
-  auto work = track(Work::kAction);
+  auto work = track(WorkKind::kAction);
   auto it = definition_->hooks.actions.find(name);
   if (it == definition_->hooks.actions.end()) {
     co_return fail(action_not_found(name));
@@ -1054,162 +1008,31 @@ Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name
   co_return result;
 }
 
-// ---- schedules ----------------------------------------------------------------------------------
+// ---- schedules (core/actor/schedules.hpp) -----------------------------------------------------
 
-std::string ActorInstance::schedule_at(std::int64_t at_ms, std::string action, Array args) {
-  // The latest time a JavaScript Date can hold (what RivetKit's clients and schedules use); a
-  // later one (e.g. a client-given delay added to now) would overflow the timers.
-  constexpr std::int64_t kMaxTimeMs = 8'640'000'000'000'000;
-  if (at_ms > kMaxTimeMs || at_ms < -kMaxTimeMs) {
-    throw ActorError(Error{"schedule", "invalid_time",
-                           "Schedule time out of range: " + std::to_string(at_ms)
-                               + " ms since the epoch (at most 8.64e15)",
-                           std::nullopt, true});
-  }
-  if (schedules_.size() >= definition_->options.max_schedules) {
-    throw ActorError(Error{"schedule", "max_schedules_exceeded",
-                           "Too many pending schedules (at most "
-                               + std::to_string(definition_->options.max_schedules) + ")",
-                           std::nullopt, true});
-  }
-  storage::PersistedSchedule event;
-  event.event_id = new_uuid_v4();
-  event.trigger_at = at_ms;
-  event.action = std::move(action);
-  if (!args.empty()) {
-    event.args = encode_stored(Value{std::move(args)});
-  }
-  event.created_at = now_ms();
-  schedules_[event.event_id] = event;
-  pending_.schedule_upserts.push_back(event);
-  request_save();
-  schedules_changed_.notify_all();
-  return event.event_id;
-}
-
-bool ActorInstance::schedule_cancel(const std::string& id) {
-  if (schedules_.erase(id) == 0) {
-    return false;
-  }
-  auto& ups = pending_.schedule_upserts;
-  ups.erase(std::remove_if(ups.begin(), ups.end(),
-                           [&](const storage::PersistedSchedule& s) { return s.event_id == id; }),
-            ups.end());
-  pending_.schedule_deletes.push_back(id);
-  request_save();
-  schedules_changed_.notify_all();
-  return true;
-}
-
-std::vector<ScheduledEvent> ActorInstance::schedule_list() const {
-  std::vector<ScheduledEvent> out;
-  for (const auto& [id, s] : schedules_) {
-    ScheduledEvent e;
-    e.id = s.event_id;
-    e.at_ms = s.trigger_at;
-    e.action = s.action;
-    e.attempts = s.attempts;
-    if (s.args) {
-      if (auto v = decode_stored(*s.args); v && v->is_array()) {
-        e.args = v->as_array();
-      }
-    }
-    out.push_back(std::move(e));
-  }
-  std::sort(out.begin(), out.end(), [](const ScheduledEvent& a, const ScheduledEvent& b) {
-    return a.at_ms != b.at_ms ? a.at_ms < b.at_ms : a.id < b.id;
-  });
-  return out;
-}
-
-void ActorInstance::notify_alarm() {
-  std::optional<std::int64_t> earliest;
-  for (const auto& [id, s] : schedules_) {
-    if (!earliest || s.trigger_at < *earliest) {
-      earliest = s.trigger_at;
-    }
-  }
-  if (earliest != last_alarm_) {
-    last_alarm_ = earliest;
-    if (driver_ != nullptr) {
-      driver_->alarm_changed(actor_id_, earliest);
-    }
-  }
-}
-
-Task<void> ActorInstance::schedule_loop() {
+Task<Result<Value>> ActorInstance::run_scheduled_action(std::string action, Array args) {
   auto self = shared_from_this();
-  while (lifecycle_ == Lifecycle::kStarted && !aborted_) {
-    const storage::PersistedSchedule* next = nullptr;
-    for (const auto& [id, s] : schedules_) {
-      if (schedules_running_.count(id) != 0) {
-        continue;
-      }
-      if (next == nullptr || s.trigger_at < next->trigger_at
-          || (s.trigger_at == next->trigger_at && s.event_id < next->event_id)) {
-        next = &s;
-      }
-    }
-    if (next == nullptr) {
-      co_await schedules_changed_.wait();
-      continue;
-    }
-    std::int64_t now = now_ms();
-    if (next->trigger_at <= now) {
-      schedules_running_.insert(next->event_id);
-      util::spawn(strand_, run_scheduled(*next), "scheduled action");
-      continue;
-    }
-    auto timer = config_.clock->wait_for(std::chrono::milliseconds(next->trigger_at - now));
-    auto changed = schedules_changed_.wait();
-    co_await (std::move(timer) || std::move(changed));
+  auto work = track(WorkKind::kAction);
+  auto op = run_action(nullptr, std::move(action), std::move(args));
+  co_return co_await std::move(op);
+}
+
+void ActorInstance::schedules_changed() {
+  request_save();
+}
+
+void ActorInstance::alarm_changed(std::optional<std::int64_t> at_ms) {
+  if (driver_ != nullptr) {
+    driver_->alarm_changed(actor_id_, at_ms);
   }
 }
 
-Task<void> ActorInstance::run_scheduled(storage::PersistedSchedule event) {
-  auto self = shared_from_this();
-  auto work = track(Work::kAction);
-  Array args;
-  if (event.args) {
-    if (auto v = decode_stored(*event.args); v && v->is_array()) {
-      args = v->as_array();
-    }
-  }
-  auto op = run_action(nullptr, event.action, std::move(args));
-  auto result = co_await std::move(op);
-  schedules_running_.erase(event.event_id);
-  if (schedules_.count(event.event_id) == 0) {
-    co_return;  // cancelled meanwhile
-  }
-  if (!result && result.error().qualified_code() == "actor.aborted") {
-    co_return;  // cut short by a stop: it runs again on the next start
-  }
-  const auto& options = definition_->options;
-  if (result || result.error().code == "action_not_found"
-      || event.attempts + 1 >= options.schedule_max_attempts) {
-    if (!result) {
-      log::error(
-          "scheduled action dropped actor_id={} action={} event_id={} attempts={} error={}.{}",
-          actor_id_, event.action, event.event_id, event.attempts + 1, result.error().group,
-          result.error().code);
-    }
-    schedules_.erase(event.event_id);
-    pending_.schedule_deletes.push_back(event.event_id);
-  } else {
-    auto& stored = schedules_[event.event_id];
-    stored.attempts = event.attempts + 1;
-    auto delay = options.schedule_retry_delay.count()
-                 << std::min<std::uint32_t>(event.attempts, 20);
-    stored.trigger_at = now_ms() + delay;
-    log::warn(
-        "scheduled action failed, retrying in {} ms actor_id={} action={} attempt={} "
-        "error={}.{} message={}",
-        delay, actor_id_, event.action, stored.attempts, result.error().group, result.error().code,
-        result.error().message);
-    pending_.schedule_upserts.push_back(stored);
-  }
-  request_save();
-  schedules_changed_.notify_all();
+void ActorInstance::spawn_task(Task<void> task, const char* what) {
+  auto held = [](std::shared_ptr<ActorInstance> self, Task<void> t) -> Task<void> {
+    (void)self;
+    co_await std::move(t);
+  };
+  util::spawn(strand_, held(shared_from_this(), std::move(task)), what);
 }
 
 // ---- outputs and saving -------------------------------------------------------------------------
@@ -1249,13 +1072,14 @@ Task<Result<void>> ActorInstance::wait_durable(std::uint64_t seq) {
 // ---- what the output gate writes (OutputGate::Source) -------------------------------------------
 
 bool ActorInstance::can_write() const {
-  return lifecycle_ != Lifecycle::kLoading && lifecycle_ != Lifecycle::kFailed
-         && lifecycle_ != Lifecycle::kStopped;
+  return lifecycle_.can_write();
 }
 
 std::optional<OutputGate::Write> ActorInstance::take_write() {
   storage::ActorWrite write = std::move(pending_);
   pending_ = storage::ActorWrite{};
+  schedules_.take_changes(write);
+  kv_.take_changes(write);
   bool state_changed = false;
   try {
     std::string bytes = encode_stored(data_->state_to_value());
@@ -1309,7 +1133,7 @@ std::optional<OutputGate::Write> ActorInstance::take_write() {
 }
 
 void ActorInstance::write_durable() {
-  notify_alarm();
+  schedules_.sync_alarm();  // the driver's alarm follows what is durable
 }
 
 void ActorInstance::outputs_progressed() {
@@ -1418,89 +1242,26 @@ Task<void> ActorInstance::save_state() {
   }
 }
 
-// ---- user KV (core/user_kv.hpp)
-// ------------------------------------------------------------------
+// ---- user KV (core/actor/actor_kv.hpp) ---------------------------------------------------------
 
-void ActorInstance::check_kv_open() const {
-  if (lifecycle_ == Lifecycle::kStopped || lifecycle_ == Lifecycle::kFailed) {
-    throw ActorError(user_kv::actor_stopped());
-  }
+bool ActorInstance::kv_open() const {
+  return lifecycle_.storage_open();
 }
 
-Task<std::vector<std::optional<std::string>>> ActorInstance::kv_get(std::vector<std::string> keys) {
-  auto self = shared_from_this();
-  check_kv_open();
-  auto mapped = user_kv::get_keys(std::move(keys), store_->kv_max_key_size());
-  if (!mapped) {
-    throw ActorError(mapped.error());
-  }
-  auto op = store_->kv_get(std::move(*mapped));
-  auto values = co_await std::move(op);
-  if (!values) {
-    log::error("KV read failed actor_id={}: {}.{}: {}", actor_id_, values.error().group,
-               values.error().code, values.error().message);
-    throw ActorError(values.error());
-  }
-  co_return std::move(*values);
+bool ActorInstance::kv_loading() const {
+  return lifecycle_.is(LifecycleState::kLoading);
 }
 
-Task<std::vector<std::pair<std::string, std::string>>> ActorInstance::kv_list(detail::KvList list) {
+Task<Result<void>> ActorInstance::save_now() {
   auto self = shared_from_this();
-  check_kv_open();
-  auto query = user_kv::query(list, store_->kv_max_key_size());
-  if (!query) {
-    throw ActorError(query.error());
-  }
-  auto op = store_->kv_list(std::move(*query));
-  auto entries = co_await std::move(op);
-  if (!entries) {
-    log::error("KV list failed actor_id={}: {}.{}: {}", actor_id_, entries.error().group,
-               entries.error().code, entries.error().message);
-    throw ActorError(entries.error());
-  }
-  std::vector<std::pair<std::string, std::string>> out;
-  out.reserve(entries->size());
-  for (auto& e : *entries) {
-    out.emplace_back(user_kv::user_key(e.key), std::move(e.value));
-  }
-  co_return out;
-}
-
-Task<void> ActorInstance::kv_write(std::vector<detail::KvWrite> writes) {
-  auto self = shared_from_this();
-  check_kv_open();
-  auto batch = user_kv::writes(std::move(writes), store_->kv_max_key_size());
-  if (!batch) {
-    throw ActorError(batch.error());
-  }
-  if (batch->empty()) {
-    co_return;
-  }
-  if (lifecycle_ == Lifecycle::kLoading) {
-    // Start hooks (create_state, on_create, create_vars, on_wake) run before the output gate
-    // saves anything: their KV writes go to the store at once (nothing else commits meanwhile),
-    // so a read right after sees them.
-    storage::ActorWrite write;
-    write.kv = std::move(*batch);
-    auto op = store_->commit(std::move(write));
-    auto r = co_await std::move(op);
-    if (!r) {
-      log::error("KV write failed actor_id={}: {}.{}: {}", actor_id_, r.error().group,
-                 r.error().code, r.error().message);
-      throw ActorError(r.error());
-    }
-    co_return;
-  }
-  // Through the output gate: into this turn's write, with whatever else the turn changed (the
-  // state included), committed as one batch.
-  pending_.kv.append(std::move(*batch));
   gate_.mark_changed();
   checkpoint();
-  auto op = wait_durable(gate_.latest());
-  auto r = co_await std::move(op);
-  if (!r) {
-    throw ActorError(r.error());
-  }
+  auto op = gate_.wait(gate_.latest());
+  co_return co_await std::move(op);
+}
+
+std::shared_ptr<void> ActorInstance::hold() {
+  return shared_from_this();
 }
 
 }  // namespace rivetkit::core

@@ -6,25 +6,28 @@
 // the strand too, so user code between two co_awaits runs alone; handlers may interleave at
 // co_await points.
 //
-// Lifecycle (core-semantics.md §1): kLoading -> kStarted -> kStopping -> kStopped, or
-// kLoading -> kFailed.
+// Lifecycle (core-semantics.md §1; the states and transitions in core/actor/lifecycle.hpp):
+// Loading -> Started -> SleepGrace -> SleepFinalize -> Terminated (or DestroyGrace -> Destroying
+// -> Terminated), or Loading -> Failed.
 // - start(): loads the persisted actor; a new actor runs create_state and on_create and is
 //   committed as initialized before anything can see it; create_vars and on_wake run on every
 //   start; hibernated connections are re-attached (no connection hooks run; one whose socket
 //   went away while the actor slept gets its on_disconnect right after the start); then `run`
 //   starts, the idle watch and the schedule timer begin, and overdue schedules fire. Every hook
 //   is bounded by its ActorOptions timeout (actor.callback_timed_out).
-// - Idle: the actor may sleep when nothing keeps it awake (in-flight actions and raw requests,
-//   keep_awake tasks, raw WebSocket callbacks, non-hibernatable connections, pending disconnects,
-//   an active `run`). After `sleep_timeout` of that it asks the driver to stop it.
-// - stop(kSleep | kDestroy): the abort signal fires (listeners run; `run` and long loops see it
+// - Idle (core/actor/sleep_gates.hpp): the actor may sleep when nothing keeps it awake
+//   (in-flight actions and raw requests, keep_awake tasks, raw WebSocket callbacks,
+//   non-hibernatable connections, pending disconnects, an active `run`); awake_reason() names
+//   what does. After `sleep_timeout` of that it asks the driver to stop it.
+// - stop(kSleep | kDestroy), the grace (SleepGrace / DestroyGrace): the abort signal fires
+// (listeners run; `run` and long loops see it
 //   and return), in-flight actions, requests and socket callbacks drain within the grace
 //   period, on_sleep / on_destroy runs while every connection is still open, then the
 //   connections that do not survive are ended (every one on destroy, non-hibernatable ones on
 //   sleep: close handler, on_disconnect; hibernatable ones stay with the driver), keep_awake /
 //   wait_until work and (on sleep) the run handler finish, whatever still runs at the end of
-//   the grace period is cancelled, and the final save completes before the instance reports
-//   stopped.
+//   the grace period is cancelled (SleepFinalize / Destroying), and the final save completes
+//   before the instance reports stopped (Terminated).
 //
 // Durability (the output gate): whenever user code may have changed the state (mark_state_dirty)
 // or schedules/connections changed, a save is scheduled for the end of the current strand turn.
@@ -33,7 +36,11 @@
 // outputs that depend on it instead of sending them. The sequencing lives in the OutputGate
 // (core/actor/output_gate.hpp); the instance is its Source: it says what a write contains.
 
+#include "core/actor/actor_kv.hpp"
+#include "core/actor/lifecycle.hpp"
 #include "core/actor/output_gate.hpp"
+#include "core/actor/schedules.hpp"
+#include "core/actor/sleep_gates.hpp"
 #include "core/connection.hpp"
 #include "core/driver.hpp"
 #include "core/notifier.hpp"
@@ -57,13 +64,12 @@
 
 namespace rivetkit::core {
 
-enum class StopReason { kSleep, kDestroy };
-
 class ActorInstance final : public detail::ActorApi,
                             private OutputGate::Source,
+                            private Schedules::Host,
+                            private ActorKv::Host,
                             public std::enable_shared_from_this<ActorInstance> {
  public:
-  enum class Lifecycle { kLoading, kStarted, kStopping, kStopped, kFailed };
   /// What a delivery to a connection achieved (see deliver()).
   enum class Delivery { kAccepted, kRetry, kGone };
 
@@ -88,7 +94,7 @@ class ActorInstance final : public detail::ActorApi,
   ~ActorInstance() override;
 
   const boost::asio::any_io_executor& strand() const { return strand_; }
-  Lifecycle lifecycle() const { return lifecycle_; }
+  const Lifecycle& lifecycle() const { return lifecycle_; }
   std::uint64_t durable_seq() const { return gate_.durable(); }
   const std::string& key_string() const { return key_string_; }
   const detail::ActorDefinitionData& definition() const { return *definition_; }
@@ -161,7 +167,7 @@ class ActorInstance final : public detail::ActorApi,
   Task<void> wait_for(std::chrono::milliseconds duration) override;
   void sleep() override;
   void destroy() override;
-  bool aborted() const override { return aborted_; }
+  bool aborted() const override { return lifecycle_.aborted(); }
   void on_abort(std::function<void()> listener) override;
   Task<void> wait_aborted() override;
   Task<bool> wait_aborted_for(std::chrono::milliseconds timeout) override;
@@ -170,36 +176,26 @@ class ActorInstance final : public detail::ActorApi,
   void keep_awake(Task<void> task) override;
   void wait_until(Task<void> task) override;
   std::int64_t now_ms() const override;
-  std::string schedule_at(std::int64_t at_ms, std::string action, Array args) override;
-  bool schedule_cancel(const std::string& id) override;
-  std::vector<ScheduledEvent> schedule_list() const override;
-  Task<std::vector<std::optional<std::string>>> kv_get(std::vector<std::string> keys) override;
-  Task<std::vector<std::pair<std::string, std::string>>> kv_list(detail::KvList list) override;
-  Task<void> kv_write(std::vector<detail::KvWrite> writes) override;
+  detail::ScheduleApi& schedule() override { return schedules_; }
+  detail::KvApi& kv() override { return kv_; }
 
-  /// Test hooks.
-  bool can_sleep_for_test() const { return can_sleep(); }
+  /// Why the idle rule would not put this actor to sleep now; nullopt when it may sleep.
+  std::optional<AwakeReason> awake_reason() const;
+
+  /// Test hook.
   std::uint64_t requested_seq_for_test() const { return gate_.latest(); }
 
  private:
   /// Counts one unit of sleep-blocking (or stop-blocking) work while alive.
-  enum class Work { kAction, kKeepAwake, kWaitUntil, kWsCallback, kDisconnect, kRun };
   class WorkScope;
-  WorkScope track(Work kind);
-  void work_changed();
-  void note_request();
-  bool can_sleep() const;
-  bool work_drained(bool include_wait_until, bool include_run) const;
+  WorkScope track(WorkKind kind);
 
   Task<void> idle_watch();
-  Task<void> schedule_loop();
-  Task<void> run_scheduled(storage::PersistedSchedule event);
-  Task<void> run_background(Task<void> task, Work kind);
+  Task<void> run_background(Task<void> task, WorkKind kind);
   Task<void> run_handler();
   void restore_connections(const std::vector<storage::PersistedConn>& conns);
   storage::PersistedConn persist_conn(const Connection& conn) const;
   void request_stop(StopReason reason);
-  void notify_alarm();
   /// Schedules a save of whatever changed (runtime-internal changes; mark_state_dirty is the
   /// user-facing one and refuses writes inside on_state_change).
   void request_save();
@@ -215,8 +211,6 @@ class ActorInstance final : public detail::ActorApi,
   /// Runs a user hook with a time limit: `actor.callback_timed_out` when it is exceeded.
   Task<Result<void>> run_hook(const char* what, Task<void> task, std::chrono::milliseconds limit);
 
-  /// Throws kv.actor_stopped once this instance can no longer read or write its KV.
-  void check_kv_open() const;
   template <class T>
   Task<std::optional<T>> with_deadline(Task<T> task, util::SteadyTime deadline);
 
@@ -230,35 +224,21 @@ class ActorInstance final : public detail::ActorApi,
   std::unique_ptr<storage::ActorStore> store_;
   LifecycleDriver* driver_;
   const RuntimeConfig& config_;
-  Lifecycle lifecycle_ = Lifecycle::kLoading;
+  Lifecycle lifecycle_;
+  SleepGates sleep_;
   std::unique_ptr<detail::UserActorData> data_;
   std::map<std::string, std::shared_ptr<Connection>, std::less<>> connections_;
   /// Removed connections whose last frames (and close) still wait for a save to be durable.
   std::vector<std::shared_ptr<Connection>> draining_;
 
-  // Sleep accounting (core-semantics.md §1.3).
-  std::size_t work_[6] = {0, 0, 0, 0, 0, 0};
-  util::SteadyTime idle_since_{};
-  std::chrono::milliseconds first_request_grace_{0};
-  util::SteadyTime started_at_{};
-  bool first_request_seen_ = false;  // an action or connection arrived since the start
-  bool stop_requested_ = false;
-  bool aborted_ = false;       // the abort signal: stopping has begun
-  bool hard_aborted_ = false;  // the grace deadline passed: cancel what is left
-  Notifier activity_;          // wakes the idle watch and the stop drain
-  Notifier abort_signal_;      // fires with aborted_
-  Notifier hard_abort_;        // fires with hard_aborted_
   std::vector<std::function<void()>> abort_listeners_;
   bool in_state_change_ = false;  // on_state_change is running: state writes are refused
   /// Hibernated connections whose socket did not survive the sleep: restored for their
   /// on_disconnect, which runs right after start.
   std::vector<std::shared_ptr<Connection>> stale_conns_;
 
-  // Schedules (in memory, mirrored to storage through the output gate).
-  std::map<std::string, storage::PersistedSchedule> schedules_;
-  std::set<std::string> schedules_running_;
-  Notifier schedules_changed_;
-  std::optional<std::int64_t> last_alarm_;
+  Schedules schedules_;
+  ActorKv kv_;
 
   // What the output gate writes next (OutputGate::Source, below).
   bool save_posted_ = false;
@@ -277,6 +257,18 @@ class ActorInstance final : public detail::ActorApi,
   void write_durable() override;
   void outputs_progressed() override;
   void write_failed(std::uint64_t seq, const Error& error) override;
+
+  // ---- Schedules::Host ------------------------------------------------------------------------
+  Task<Result<Value>> run_scheduled_action(std::string action, Array args) override;
+  void schedules_changed() override;
+  void alarm_changed(std::optional<std::int64_t> at_ms) override;
+  void spawn_task(Task<void> task, const char* what) override;
+
+  // ---- ActorKv::Host --------------------------------------------------------------------------
+  bool kv_open() const override;
+  bool kv_loading() const override;
+  Task<Result<void>> save_now() override;
+  std::shared_ptr<void> hold() override;
 };
 
 }  // namespace rivetkit::core

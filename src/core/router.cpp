@@ -383,7 +383,7 @@ Task<void> end_session(ActorTarget target,
   // The socket stays registered until the close is handled: a sleeping actor that wakes for it
   // must find its connection (and then run on_disconnect), not reap it as gone.
   bool handled = false;
-  if (target.instance->lifecycle() != ActorInstance::Lifecycle::kStopped) {
+  if (!target.instance->lifecycle().is(LifecycleState::kTerminated)) {
     auto task = closed_on_strand(target.instance, conn_id, info.code, info.reason);
     handled = co_await on_strand(target.instance, std::move(task));
   }

@@ -106,7 +106,7 @@ Task<Result<std::shared_ptr<ActorInstance>>> Runtime::acquire_on_slot(std::share
       co_return fail(actor_not_found(slot->actor_id));
     }
     auto& inst = slot->instance;
-    if (inst && inst->lifecycle() == ActorInstance::Lifecycle::kStarted && !slot->stopping) {
+    if (inst && inst->lifecycle().is(LifecycleState::kStarted) && !slot->stopping) {
       co_return inst;
     }
     if (slot->starting || slot->stopping) {

@@ -73,6 +73,31 @@ class ConnApi {
   virtual const Request& request() const = 0;
 };
 
+/// The schedule of one actor (`c.schedule()`).
+class ScheduleApi {
+ public:
+  virtual ~ScheduleApi() = default;
+  /// Wall-clock ms since the epoch, from the runtime's clock.
+  virtual std::int64_t now_ms() const = 0;
+  /// Schedules `action(args...)` at `at_ms`; durable before any later reply or event.
+  virtual std::string at(std::int64_t at_ms, std::string action, Array args) = 0;
+  virtual bool cancel(const std::string& id) = 0;
+  /// Pending schedules, soonest first.
+  virtual std::vector<ScheduledEvent> list() const = 0;
+};
+
+/// The actor's KV (kv.hpp). Errors are thrown as ActorError.
+class KvApi {
+ public:
+  virtual ~KvApi() = default;
+  virtual Task<std::vector<std::optional<std::string>>> get(std::vector<std::string> keys) = 0;
+  virtual Task<std::vector<std::pair<std::string, std::string>>> list(KvList list) = 0;
+  /// Applies the writes in order, atomically; resumes once they are durable.
+  virtual Task<void> write(std::vector<KvWrite> writes) = 0;
+};
+
+/// One actor instance as user code sees it. Each storage feature is a part the instance hands
+/// out (schedule(), kv(), ...), so a new feature adds one accessor here, not a virtual per call.
 class ActorApi {
  public:
   virtual ~ActorApi() = default;
@@ -114,15 +139,10 @@ class ActorApi {
   virtual void wait_until(Task<void> task) = 0;
   /// Wall-clock ms since the epoch, from the runtime's clock.
   virtual std::int64_t now_ms() const = 0;
-  /// Schedules `action(args...)` at `at_ms`; durable before any later reply or event.
-  virtual std::string schedule_at(std::int64_t at_ms, std::string action, Array args) = 0;
-  virtual bool schedule_cancel(const std::string& id) = 0;
-  virtual std::vector<ScheduledEvent> schedule_list() const = 0;
-  /// The actor's KV (kv.hpp). Errors are thrown as ActorError.
-  virtual Task<std::vector<std::optional<std::string>>> kv_get(std::vector<std::string> keys) = 0;
-  virtual Task<std::vector<std::pair<std::string, std::string>>> kv_list(KvList list) = 0;
-  /// Applies the writes in order, atomically; resumes once they are durable.
-  virtual Task<void> kv_write(std::vector<KvWrite> writes) = 0;
+  /// The actor's schedule.
+  virtual ScheduleApi& schedule() = 0;
+  /// The actor's KV.
+  virtual KvApi& kv() = 0;
 };
 
 using ActionFn = std::function<Task<Value>(ActorApi*, ConnApi*, Array)>;

@@ -265,7 +265,7 @@ TEST_F(InstanceTest, NewActorRunsCreateHooksAndCommitsInitializedStateBeforeStar
   ASSERT_TRUE(*done);
   EXPECT_TRUE(**done);
   EXPECT_EQ(rec->hooks, (std::vector<std::string>{"createState", "onCreate", "onWake"}));
-  EXPECT_EQ(inst->lifecycle(), ActorInstance::Lifecycle::kStarted);
+  EXPECT_EQ(inst->lifecycle().state(), LifecycleState::kStarted);
 }
 
 TEST_F(InstanceTest, WakeRestoresStateAndRunsOnlyOnWake) {
@@ -392,7 +392,7 @@ TEST_F(InstanceTest, FailedCommitIsNeverWrittenLaterAndTheInstanceStops) {
   ASSERT_TRUE(*second && *third);
   EXPECT_FALSE(**second);
   EXPECT_FALSE(**third) << "built on the lost change: fails with it";
-  EXPECT_EQ(inst->lifecycle(), ActorInstance::Lifecycle::kStarted);  // the driver runs the stop
+  EXPECT_EQ(inst->lifecycle().state(), LifecycleState::kStarted);  // the driver runs the stop
 
   auto fourth = spawn(inst, inc(inst));
   settle();
@@ -413,7 +413,8 @@ Task<std::string> kv_error_of(std::shared_ptr<ActorInstance> inst) {
   std::string code = "none";
   try {
     std::vector<std::string> keys{std::string("k")};
-    co_await inst->kv_get(std::move(keys));
+    auto op = inst->kv().get(std::move(keys));
+    co_await std::move(op);
   } catch (const ActorError& e) {
     code = e.error().qualified_code();
   }

@@ -33,11 +33,16 @@ class TestDriver final : public LifecycleDriver {
   std::mutex mutex;
   std::vector<std::string> sleeps;
   std::map<std::string, std::optional<std::int64_t>> alarms;
+  /// false: sleep requests are only recorded (the stop is left to the test).
+  bool run_sleeps = true;
 
   void request_sleep(const std::string& actor_id) override {
     {
       std::lock_guard lock(mutex);
       sleeps.push_back(actor_id);
+    }
+    if (!run_sleeps) {
+      return;
     }
     util::spawn(io->get_executor(), runtime->stop(actor_id, StopReason::kSleep), "test sleep");
   }

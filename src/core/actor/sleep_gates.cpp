@@ -1,0 +1,104 @@
+#include "core/actor/sleep_gates.hpp"
+
+#include <algorithm>
+
+namespace rivetkit::core {
+
+std::string_view to_string(AwakeReason reason) {
+  switch (reason) {
+    case AwakeReason::kNotStarted:
+      return "not_started";
+    case AwakeReason::kStopRequested:
+      return "stop_requested";
+    case AwakeReason::kNoSleep:
+      return "no_sleep";
+    case AwakeReason::kAction:
+      return "action";
+    case AwakeReason::kKeepAwake:
+      return "keep_awake";
+    case AwakeReason::kWsCallback:
+      return "websocket_callback";
+    case AwakeReason::kDisconnect:
+      return "disconnect";
+    case AwakeReason::kRunHandler:
+      return "run_handler";
+    case AwakeReason::kConnection:
+      return "connection";
+  }
+  return "unknown";
+}
+
+SleepGates::SleepGates(boost::asio::any_io_executor strand,
+                       const util::Clock& clock,
+                       std::chrono::milliseconds sleep_timeout,
+                       std::chrono::milliseconds first_request_grace)
+    : clock_(clock),
+      sleep_timeout_(sleep_timeout),
+      first_request_grace_(first_request_grace),
+      changed_(std::move(strand)) {}
+
+void SleepGates::enter(WorkKind kind) {
+  ++counts_[static_cast<std::size_t>(kind)];
+  touch();
+}
+
+void SleepGates::leave(WorkKind kind) {
+  auto& n = counts_[static_cast<std::size_t>(kind)];
+  if (n > 0) {
+    --n;
+  }
+  touch();
+}
+
+void SleepGates::touch() {
+  idle_since_ = clock_.steady_now();
+  changed_.notify_all();
+}
+
+void SleepGates::started() {
+  idle_since_ = clock_.steady_now();
+  started_at_ = idle_since_;
+}
+
+std::optional<AwakeReason> SleepGates::keeps_awake() const {
+  struct Gate {
+    WorkKind kind;
+    AwakeReason reason;
+  };
+  static constexpr Gate kGates[] = {
+      {WorkKind::kAction, AwakeReason::kAction},
+      {WorkKind::kKeepAwake, AwakeReason::kKeepAwake},
+      {WorkKind::kWsCallback, AwakeReason::kWsCallback},
+      {WorkKind::kDisconnect, AwakeReason::kDisconnect},
+      {WorkKind::kRun, AwakeReason::kRunHandler},
+  };
+  for (const auto& gate : kGates) {
+    if (count(gate.kind) != 0) {
+      return gate.reason;
+    }
+  }
+  return std::nullopt;
+}
+
+bool SleepGates::drained(bool include_wait_until, bool include_run) const {
+  for (auto kind :
+       {WorkKind::kAction, WorkKind::kKeepAwake, WorkKind::kWsCallback, WorkKind::kDisconnect}) {
+    if (count(kind) != 0) {
+      return false;
+    }
+  }
+  if (include_run && count(WorkKind::kRun) != 0) {
+    return false;
+  }
+  return !include_wait_until || count(WorkKind::kWaitUntil) == 0;
+}
+
+util::SteadyTime SleepGates::sleep_deadline() const {
+  auto deadline = idle_since_ + sleep_timeout_;
+  if (!first_request_seen_ && first_request_grace_ > sleep_timeout_) {
+    deadline = std::max(deadline, started_at_ + first_request_grace_);
+  }
+  return deadline;
+}
+
+}  // namespace rivetkit::core
