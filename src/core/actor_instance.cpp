@@ -810,8 +810,8 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
       auto result = co_await std::move(action_op);
       const auto encoding = c->encoding();
       // Saved with the state the action changed, so the reply, the state and the message's
-      // acknowledgement become durable together.
-      self->note_message_taken(*c);
+      // acknowledgement become durable together (reply_follows: see note_message_taken).
+      self->note_message_taken(*c, 0, true);
       if (result) {
         std::string frame = client::encode_to_client(
             encoding, client::ToClient{client::ActionResponse{request.id, std::move(*result)}});
@@ -920,7 +920,9 @@ storage::PersistedConn ActorInstance::persist_conn(const Connection& conn) const
   return p;
 }
 
-void ActorInstance::note_message_taken(const Connection& conn, std::size_t bytes) {
+void ActorInstance::note_message_taken(const Connection& conn,
+                                       std::size_t bytes,
+                                       bool reply_follows) {
   // A resumable socket acknowledges an inbound message only once its index is durable with the
   // connection (envoy-protocol.md §4.11). The index rides along with the next save, and a save of
   // only indexes follows within kIndexSaveDelay: far inside the gateway's 30 s deadline, while a
@@ -934,6 +936,16 @@ void ActorInstance::note_message_taken(const Connection& conn, std::size_t bytes
   }
   index_due_.insert(conn.id());
   index_due_bytes_ += bytes;
+  if (reply_follows && gate_.latest() > gate_.durable()) {
+    // A write is under way or queued (the action's own changes may be in it: the checkpoint its
+    // change posted can run before the action returns). Had the reply waited for that write
+    // alone, a crash after the reply and before the index was saved would make the gateway
+    // re-send the message, and the next instance would run the action again. The index joins
+    // the next write instead, and that write holds the reply back.
+    index_gates_reply_ = true;
+    gate_.mark_changed();
+    return;
+  }
   if (index_due_bytes_ >= kIndexSaveBytes) {
     index_flush_now_ = true;
     request_save();
@@ -1094,7 +1106,8 @@ std::optional<OutputGate::Write> ActorInstance::take_write() {
   // Everything in the write so far is something outputs may depend on. Message indexes waiting
   // to be saved (note_message_taken) ride along, or go alone when their delay is over; a save
   // of only indexes holds nothing back.
-  const bool gating = !write.empty();
+  const bool gating = !write.empty() || index_gates_reply_;
+  index_gates_reply_ = false;
   if ((gating || index_flush_now_) && !index_due_.empty()) {
     for (const auto& id : index_due_) {
       auto conn = find_connection(id);

@@ -151,7 +151,12 @@ class ActorInstance final : public detail::ActorApi,
 
   /// Marks a connection's persisted data (state, subscriptions) as changed.
   void mark_conn_dirty(const std::string& conn_id);
-  void note_message_taken(const Connection& conn, std::size_t bytes = 0);
+  /// Message `conn`'s resume point names was taken: its index must be saved with the connection
+  /// before the gateway may drop it (and re-send it no more). `reply_follows`: a reply to it is
+  /// about to be queued, and must not leave before the index is durable.
+  void note_message_taken(const Connection& conn,
+                          std::size_t bytes = 0,
+                          bool reply_follows = false);
 
   // ---- detail::ActorApi -----------------------------------------------------------------------
   const std::string& actor_id() const override { return actor_id_; }
@@ -249,6 +254,7 @@ class ActorInstance final : public detail::ActorApi,
   bool index_flush_armed_ = false;
   bool index_flush_now_ = false;
   std::size_t index_due_bytes_ = 0;  // inbound bytes behind those indexes (kIndexSaveBytes)
+  bool index_gates_reply_ = false;   // the next write holds a reply back (note_message_taken)
   OutputGate gate_;
 
   // ---- OutputGate::Source ---------------------------------------------------------------------

@@ -133,6 +133,22 @@ class RecordingSocket final : public net::WebSocket {
   std::size_t buffered_bytes() const override { return 0; }
 };
 
+// A socket that can be resumed elsewhere (engine mode): its resume point carries the last
+// inbound index the session took, which a save of the connection records.
+class ResumableSocket final : public net::WebSocket {
+ public:
+  std::vector<net::WsMessage> sent;
+  std::uint16_t taken = 0;
+  void send(net::WsMessage m) override { sent.push_back(std::move(m)); }
+  void close(std::uint16_t, std::string) override {}
+  Task<std::optional<net::WsMessage>> receive() override { co_return std::nullopt; }
+  net::WsCloseInfo close_info() const override { return {}; }
+  std::size_t buffered_bytes() const override { return 0; }
+  std::optional<net::WsResumePoint> resume_point() const override {
+    return net::WsResumePoint{"gw01", "rq01", taken, 0};
+  }
+};
+
 struct CounterState {
   std::int64_t count = 0;
 };
@@ -565,6 +581,53 @@ TEST_F(InstanceTest, DisconnectRunsOnce) {
                  }(inst, conn));
   settle();
   EXPECT_EQ(std::count(rec->hooks.begin(), rec->hooks.end(), "onDisconnect"), 1);
+}
+
+// The gateway re-sends every message whose index was not acknowledged, and an index is
+// acknowledged once it is durable with the connection. So an action's reply may leave only once
+// the message's index is durable too: otherwise a crash after the reply re-runs the action on
+// the next instance (a counter incremented twice for one acknowledged call).
+TEST_F(InstanceTest, AnActionReplyWaitsUntilItsMessageIndexIsDurable) {
+  auto inst = started();
+  auto socket = std::make_shared<ResumableSocket>();
+  auto open = spawn(inst, inst->open_connection(ConnKind::kActorConnect, Value{}, Request{},
+                                                protocol::client::Encoding::kJson, socket));
+  for (int i = 0; i < 4 && !*open; ++i) {
+    settle();
+    store.release_all();
+  }
+  settle();
+  store.release_all();
+  settle();
+  ASSERT_TRUE(*open && **open);
+  auto conn = ***open;
+  const auto committed_before = store.committed.size();
+
+  socket->taken = 5;  // the session took message 5: increment(2)
+  auto delivered =
+      inst->deliver(conn->id(), protocol::client::ActionRequest{0, "increment", Array{Value{2}}});
+  ASSERT_EQ(delivered, ActorInstance::Delivery::kAccepted);
+  auto replied = [&] {
+    for (const auto& m : socket->sent) {
+      if (m.data.find("ActionResponse") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (int i = 0; i < 6 && !replied(); ++i) {
+    settle();
+    store.release_all();  // one write at a time: each round makes the pending one durable
+    settle();
+  }
+  ASSERT_TRUE(replied());
+  bool index_durable = false;
+  for (auto i = committed_before; i < store.committed.size(); ++i) {
+    for (const auto& c : store.committed[i].conn_upserts) {
+      index_durable = index_durable || (c.conn_id == conn->id() && c.client_message_index == 5);
+    }
+  }
+  EXPECT_TRUE(index_durable) << "the reply left before message 5 was durable with the connection";
 }
 
 }  // namespace
