@@ -27,13 +27,6 @@ using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
-// How long a connection's newer inbound message index may wait for a save (note_message_taken).
-constexpr std::chrono::milliseconds kIndexSaveDelay{250};
-// ... unless that much inbound data waits for its acknowledgement: then the save goes at once
-// (RivetKit's threshold for acknowledging buffered hibernatable messages immediately), so the
-// gateway's buffer for the client does not grow by a quarter second of a fast stream.
-constexpr std::size_t kIndexSaveBytes = 500'000;
-
 // Runs one user hook, turning whatever it throws into an Error.
 Task<Result<void>> guarded(const char* what, std::string actor_id, Task<void> task) {
   std::exception_ptr failure;
@@ -154,6 +147,8 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
       sleep_(strand_, *config_.clock, definition_->options.sleep_timeout, spec.first_request_grace),
       schedules_(strand_, actor_id_, *config_.clock, definition_->options, *this),
       kv_(actor_id_, *store_, *this),
+      state_(actor_id_),
+      acks_(*config_.clock, *this),
       gate_(strand_, *this, definition_->options.durable_replies) {
   data_ = definition_->hooks.make_data();
 }
@@ -200,7 +195,7 @@ Task<Result<void>> ActorInstance::start() {
         co_return fail_start(r.error());
       }
     }
-    std::string bytes = encode_stored(data_->state_to_value());
+    std::string bytes = StateRecord::encode(*data_);
     storage::ActorWrite write;
     write.state = bytes;
     write.has_initialized = true;
@@ -209,7 +204,7 @@ Task<Result<void>> ActorInstance::start() {
     if (!committed) {
       co_return fail_start(committed.error());
     }
-    last_saved_ = std::move(bytes);
+    state_.stored(std::move(bytes));
   } else if (loaded->state) {
     auto decoded = decode_stored(*loaded->state);
     if (!decoded) {
@@ -222,7 +217,7 @@ Task<Result<void>> ActorInstance::start() {
                  e.what());
       co_return fail_start(internal_error());
     }
-    last_saved_ = *loaded->state;
+    state_.stored(*loaded->state);
   }
   gate_.forget_changes();  // what the start hooks changed is in the state just loaded or written
   schedules_.load(loaded->schedules);
@@ -924,9 +919,7 @@ void ActorInstance::note_message_taken(const Connection& conn,
                                        std::size_t bytes,
                                        bool reply_follows) {
   // A resumable socket acknowledges an inbound message only once its index is durable with the
-  // connection (envoy-protocol.md §4.11). The index rides along with the next save, and a save of
-  // only indexes follows within kIndexSaveDelay: far inside the gateway's 30 s deadline, while a
-  // stream of read-only messages costs one write per interval instead of one per message.
+  // connection (envoy-protocol.md §4.11); when that save happens: core/actor/message_acks.hpp.
   if (!conn.is_hibernatable()) {
     return;
   }
@@ -934,39 +927,7 @@ void ActorInstance::note_message_taken(const Connection& conn,
   if (!transport || !transport->resume_point()) {
     return;
   }
-  index_due_.insert(conn.id());
-  index_due_bytes_ += bytes;
-  if (reply_follows && gate_.latest() > gate_.durable()) {
-    // A write is under way or queued (the action's own changes may be in it: the checkpoint its
-    // change posted can run before the action returns). Had the reply waited for that write
-    // alone, a crash after the reply and before the index was saved would make the gateway
-    // re-send the message, and the next instance would run the action again. The index joins
-    // the next write instead, and that write holds the reply back.
-    index_gates_reply_ = true;
-    gate_.mark_changed();
-    return;
-  }
-  if (index_due_bytes_ >= kIndexSaveBytes) {
-    index_flush_now_ = true;
-    request_save();
-    return;
-  }
-  if (index_flush_armed_) {
-    return;
-  }
-  index_flush_armed_ = true;
-  util::spawn(
-      strand_,
-      [](std::shared_ptr<ActorInstance> self) -> Task<void> {
-        auto wait_op = self->config_.clock->wait_for(kIndexSaveDelay);
-        co_await std::move(wait_op);
-        self->index_flush_armed_ = false;
-        if (!self->index_due_.empty()) {
-          self->index_flush_now_ = true;
-          self->request_save();
-        }
-      }(shared_from_this()),
-      "save message indexes");
+  acks_.taken(conn.id(), bytes, reply_follows);
 }
 
 void ActorInstance::mark_conn_dirty(const std::string& conn_id) {
@@ -1050,12 +1011,7 @@ void ActorInstance::spawn_task(Task<void> task, const char* what) {
 // ---- outputs and saving -------------------------------------------------------------------------
 
 void ActorInstance::mark_state_dirty() {
-  if (in_state_change_) {
-    throw ActorError(Error{"actor", "state_mutation_reentrant",
-                           "Actor state mutation is re-entrant: onStateChange may not change the "
-                           "state",
-                           std::nullopt, false});
-  }
+  state_.check_writable();
   request_save();
 }
 
@@ -1093,37 +1049,25 @@ std::optional<OutputGate::Write> ActorInstance::take_write() {
   schedules_.take_changes(write);
   kv_.take_changes(write);
   bool state_changed = false;
-  try {
-    std::string bytes = encode_stored(data_->state_to_value());
-    if (!last_saved_ || *last_saved_ != bytes) {
-      last_saved_ = bytes;
-      write.state = std::move(bytes);
-      state_changed = true;
-    }
-  } catch (const std::exception& e) {
-    log::error("state serialization failed actor_id={}: {}", actor_id_, e.what());
+  if (auto bytes = state_.take_changed(*data_)) {
+    write.state = std::move(*bytes);
+    state_changed = true;
   }
   // Everything in the write so far is something outputs may depend on. Message indexes waiting
-  // to be saved (note_message_taken) ride along, or go alone when their delay is over; a save
-  // of only indexes holds nothing back.
-  const bool gating = !write.empty() || index_gates_reply_;
-  index_gates_reply_ = false;
-  if ((gating || index_flush_now_) && !index_due_.empty()) {
-    for (const auto& id : index_due_) {
-      auto conn = find_connection(id);
-      if (!conn || !conn->is_hibernatable() || !conn->transport()) {
-        continue;
-      }
-      auto& ups = write.conn_upserts;
-      ups.erase(std::remove_if(ups.begin(), ups.end(),
-                               [&](const storage::PersistedConn& p) { return p.conn_id == id; }),
-                ups.end());
-      ups.push_back(persist_conn(*conn));
+  // to be saved (core/actor/message_acks.hpp) ride along, or go alone when their delay is over;
+  // a save of only indexes holds nothing back, unless a reply waits for one.
+  const bool gating = !write.empty() || acks_.gates_output();
+  for (const auto& id : acks_.take(gating)) {
+    auto conn = find_connection(id);
+    if (!conn || !conn->is_hibernatable() || !conn->transport()) {
+      continue;
     }
-    index_due_.clear();
-    index_due_bytes_ = 0;
+    auto& ups = write.conn_upserts;
+    ups.erase(std::remove_if(ups.begin(), ups.end(),
+                             [&](const storage::PersistedConn& p) { return p.conn_id == id; }),
+              ups.end());
+    ups.push_back(persist_conn(*conn));
   }
-  index_flush_now_ = false;
   if (write.empty()) {
     return std::nullopt;
   }
@@ -1131,15 +1075,9 @@ std::optional<OutputGate::Write> ActorInstance::take_write() {
   out.gating = gating;
   out.hold = shared_from_this();
   out.commit = store_->commit(std::move(write));
-  if (state_changed && definition_->hooks.on_state_change && !in_state_change_) {
+  if (state_changed && definition_->hooks.on_state_change && !state_.in_on_change()) {
     out.started = [this] {
-      in_state_change_ = true;
-      try {
-        definition_->hooks.on_state_change(this);
-      } catch (const std::exception& e) {
-        log::warn("onStateChange failed actor_id={}: {}", actor_id_, e.what());
-      }
-      in_state_change_ = false;
+      state_.run_on_change(definition_->hooks.on_state_change, this);
     };
   }
   return out;
@@ -1253,6 +1191,17 @@ Task<void> ActorInstance::save_state() {
   if (!r) {
     throw ActorError(r.error());
   }
+}
+
+// ---- message acknowledgements (core/actor/message_acks.hpp)
+// --------------------------------------
+
+void ActorInstance::acks_need_save() {
+  request_save();
+}
+
+bool ActorInstance::write_pending() const {
+  return gate_.latest() > gate_.durable();
 }
 
 // ---- user KV (core/actor/actor_kv.hpp) ---------------------------------------------------------

@@ -38,9 +38,11 @@
 
 #include "core/actor/actor_kv.hpp"
 #include "core/actor/lifecycle.hpp"
+#include "core/actor/message_acks.hpp"
 #include "core/actor/output_gate.hpp"
 #include "core/actor/schedules.hpp"
 #include "core/actor/sleep_gates.hpp"
+#include "core/actor/state_record.hpp"
 #include "core/connection.hpp"
 #include "core/driver.hpp"
 #include "core/notifier.hpp"
@@ -68,6 +70,7 @@ class ActorInstance final : public detail::ActorApi,
                             private OutputGate::Source,
                             private Schedules::Host,
                             private ActorKv::Host,
+                            private MessageAcks::Host,
                             public std::enable_shared_from_this<ActorInstance> {
  public:
   /// What a delivery to a connection achieved (see deliver()).
@@ -237,24 +240,18 @@ class ActorInstance final : public detail::ActorApi,
   std::vector<std::shared_ptr<Connection>> draining_;
 
   std::vector<std::function<void()>> abort_listeners_;
-  bool in_state_change_ = false;  // on_state_change is running: state writes are refused
   /// Hibernated connections whose socket did not survive the sleep: restored for their
   /// on_disconnect, which runs right after start.
   std::vector<std::shared_ptr<Connection>> stale_conns_;
 
   Schedules schedules_;
   ActorKv kv_;
+  StateRecord state_;  // the state as stored; on_state_change
 
   // What the output gate writes next (OutputGate::Source, below).
   bool save_posted_ = false;
-  std::optional<std::string> last_saved_;  // bytes of the last state handed to the store
-  storage::ActorWrite pending_;            // conn/schedule/KV changes not yet handed to the store
-  /// Connections whose newer inbound message index awaits a save (note_message_taken).
-  std::set<std::string> index_due_;
-  bool index_flush_armed_ = false;
-  bool index_flush_now_ = false;
-  std::size_t index_due_bytes_ = 0;  // inbound bytes behind those indexes (kIndexSaveBytes)
-  bool index_gates_reply_ = false;   // the next write holds a reply back (note_message_taken)
+  storage::ActorWrite pending_;  // connection changes not yet handed to the store
+  MessageAcks acks_;             // when inbound message indexes are saved (engine mode)
   OutputGate gate_;
 
   // ---- OutputGate::Source ---------------------------------------------------------------------
@@ -269,6 +266,10 @@ class ActorInstance final : public detail::ActorApi,
   void schedules_changed() override;
   void alarm_changed(std::optional<std::int64_t> at_ms) override;
   void spawn_task(Task<void> task, const char* what) override;
+
+  // ---- MessageAcks::Host ---------------------------------------------------------------------
+  void acks_need_save() override;
+  bool write_pending() const override;
 
   // ---- ActorKv::Host --------------------------------------------------------------------------
   bool kv_open() const override;

@@ -77,6 +77,12 @@ class SleepTest : public testing::RuntimeHarness {
     RuntimeHarness::SetUp();
   }
   void TearDown() override {
+    // Every instance stops before the runtime goes (a run handler that ignores the abort is
+    // cancelled at the end of the grace period), so no coroutine outlives what it uses.
+    util::spawn(io_.get_executor(), runtime_->stop("actor-1", StopReason::kSleep), "test stop");
+    for (int i = 0; i < 20; ++i) {
+      advance(std::chrono::seconds(1));
+    }
     g_run_forever = false;
     RuntimeHarness::TearDown();
   }
@@ -84,7 +90,15 @@ class SleepTest : public testing::RuntimeHarness {
   std::shared_ptr<ActorInstance> instance() {
     auto inst = run(acquire());
     EXPECT_TRUE(inst);
-    return inst ? *inst : nullptr;
+    if (!inst) {
+      return nullptr;
+    }
+    // The start spawns the run handler; one that returns at once may not have run yet.
+    for (int i = 0;
+         i < 500 && !g_run_forever && (*inst)->awake_reason() == AwakeReason::kRunHandler; ++i) {
+      settle();
+    }
+    return *inst;
   }
   // Starts an action on the instance without waiting for it; its result lands in the returned
   // slot.

@@ -1,0 +1,49 @@
+#include "core/actor/message_acks.hpp"
+
+namespace rivetkit::core {
+
+MessageAcks::MessageAcks(util::Clock& clock, Host& host) : clock_(clock), host_(host) {}
+
+void MessageAcks::taken(const std::string& conn_id, std::size_t bytes, bool reply_follows) {
+  due_.insert(conn_id);
+  due_bytes_ += bytes;
+  if (reply_follows && host_.write_pending()) {
+    gates_output_ = true;
+    host_.acks_need_save();
+    return;
+  }
+  if (due_bytes_ >= kSaveBytes) {
+    save_due_ = true;
+    host_.acks_need_save();
+    return;
+  }
+  if (delay_armed_) {
+    return;
+  }
+  delay_armed_ = true;
+  host_.spawn_task(delay(), "save message indexes");
+}
+
+Task<void> MessageAcks::delay() {
+  auto wait_op = clock_.wait_for(kSaveDelay);
+  co_await std::move(wait_op);
+  delay_armed_ = false;
+  if (!due_.empty()) {
+    save_due_ = true;
+    host_.acks_need_save();
+  }
+}
+
+std::vector<std::string> MessageAcks::take(bool write_gating) {
+  std::vector<std::string> out;
+  if ((write_gating || gates_output_ || save_due_) && !due_.empty()) {
+    out.assign(due_.begin(), due_.end());
+    due_.clear();
+    due_bytes_ = 0;
+  }
+  save_due_ = false;
+  gates_output_ = false;
+  return out;
+}
+
+}  // namespace rivetkit::core

@@ -1,0 +1,79 @@
+#pragma once
+// MessageAcks: when the inbound message indexes of resumable sockets are saved (engine mode,
+// envoy-protocol.md §4.11).
+//
+// The gateway re-sends every message it has not had acknowledged, and a message is acknowledged
+// once its index is durable with its connection's record. So each taken message makes its
+// connection "due": its record must be saved again. The index rides along with the next write
+// that holds outputs back (so an action's state, its reply and its acknowledgement become durable
+// together); with nothing else to write, a write of only the due records follows within
+// kSaveDelay (a stream of read-only messages costs one write per interval, not one per message,
+// and holds no reply back), or at once once kSaveBytes of inbound data wait.
+//
+// One rule keeps a completed action from running twice: when a reply is about to be queued
+// while a write is under way or queued (the action's own changes may be in it, since the save
+// its change asked for can run before the action returns), the index joins the next write and
+// that write holds outputs back, the reply included. Otherwise a crash after the reply and
+// before the index was saved makes the gateway re-send the message to the next instance.
+//
+// Single strand. The Host is the instance: it asks for a save and spawns the delay.
+
+#include "util/clock.hpp"
+#include <rivetkit/task.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace rivetkit::core {
+
+class MessageAcks {
+ public:
+  /// How long a due index may wait for a write of its own.
+  static constexpr std::chrono::milliseconds kSaveDelay{250};
+  /// ... unless this much inbound data waits for its acknowledgement (RivetKit's threshold for
+  /// acknowledging buffered hibernatable messages at once), so the gateway's buffer for the
+  /// client does not grow by a quarter second of a fast stream.
+  static constexpr std::size_t kSaveBytes = 500'000;
+
+  class Host {
+   public:
+    virtual ~Host() = default;
+    /// Asks for a write at the end of the current turn.
+    virtual void acks_need_save() = 0;
+    /// Whether a write is under way or queued.
+    virtual bool write_pending() const = 0;
+    /// Runs `task` on the strand, keeping the owner alive until it ends.
+    virtual void spawn_task(Task<void> task, const char* what) = 0;
+  };
+
+  MessageAcks(util::Clock& clock, Host& host);
+  MessageAcks(const MessageAcks&) = delete;
+  MessageAcks& operator=(const MessageAcks&) = delete;
+
+  /// A message of connection `conn_id` was taken (`bytes` of it). `reply_follows`: a reply to
+  /// it is about to be queued.
+  void taken(const std::string& conn_id, std::size_t bytes, bool reply_follows);
+
+  /// Whether the next write must hold outputs back because of a due index.
+  bool gates_output() const { return gates_output_; }
+  /// The connections whose record the next write carries: every due one when that write holds
+  /// outputs back anyway (`write_gating`) or a save of indexes is due; else none yet.
+  std::vector<std::string> take(bool write_gating);
+  bool any_due() const { return !due_.empty(); }
+
+ private:
+  Task<void> delay();
+
+  util::Clock& clock_;
+  Host& host_;
+  std::set<std::string> due_;
+  std::size_t due_bytes_ = 0;
+  bool delay_armed_ = false;
+  bool save_due_ = false;      // the delay ran out, or kSaveBytes wait
+  bool gates_output_ = false;  // a reply waits for the next write (see the file comment)
+};
+
+}  // namespace rivetkit::core
