@@ -1200,8 +1200,8 @@ void ActorInstance::acks_need_save() {
   request_save();
 }
 
-bool ActorInstance::write_pending() const {
-  return gate_.latest() > gate_.durable();
+bool ActorInstance::replies_held() const {
+  return gate_.holds_outputs();
 }
 
 // ---- user KV (core/actor/actor_kv.hpp) ---------------------------------------------------------

@@ -269,7 +269,7 @@ class ActorInstance final : public detail::ActorApi,
 
   // ---- MessageAcks::Host ---------------------------------------------------------------------
   void acks_need_save() override;
-  bool write_pending() const override;
+  bool replies_held() const override;
 
   // ---- ActorKv::Host --------------------------------------------------------------------------
   bool kv_open() const override;

@@ -7,7 +7,7 @@ MessageAcks::MessageAcks(util::Clock& clock, Host& host) : clock_(clock), host_(
 void MessageAcks::taken(const std::string& conn_id, std::size_t bytes, bool reply_follows) {
   due_.insert(conn_id);
   due_bytes_ += bytes;
-  if (reply_follows && host_.write_pending()) {
+  if (reply_follows && host_.replies_held()) {
     gates_output_ = true;
     host_.acks_need_save();
     return;

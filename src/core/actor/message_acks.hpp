@@ -11,9 +11,11 @@
 // and holds no reply back), or at once once kSaveBytes of inbound data wait.
 //
 // One rule keeps a completed action from running twice: when a reply is about to be queued
-// while a write is under way or queued (the action's own changes may be in it, since the save
-// its change asked for can run before the action returns), the index joins the next write and
-// that write holds outputs back, the reply included. Otherwise a crash after the reply and
+// while a write that holds replies back is under way or queued (the action's own changes may be
+// in it, since the save its change asked for can run before the action returns), the index
+// joins the next write and that write holds outputs back, the reply included. A reply held by
+// nothing (a read-only action, or durable_replies off) keeps the debounced save: re-running a
+// read after a crash changes nothing. Otherwise a crash after the reply and
 // before the index was saved makes the gateway re-send the message to the next instance.
 //
 // Single strand. The Host is the instance: it asks for a save and spawns the delay.
@@ -43,8 +45,9 @@ class MessageAcks {
     virtual ~Host() = default;
     /// Asks for a write at the end of the current turn.
     virtual void acks_need_save() = 0;
-    /// Whether a write is under way or queued.
-    virtual bool write_pending() const = 0;
+    /// Whether a reply queued now would be held back by a write under way or queued (one that
+    /// changed something outputs depend on).
+    virtual bool replies_held() const = 0;
     /// Runs `task` on the strand, keeping the owner alive until it ends.
     virtual void spawn_task(Task<void> task, const char* what) = 0;
   };

@@ -96,6 +96,9 @@ class OutputGate {
   bool broken() const { return broken_; }
   /// A write is under way.
   bool busy() const { return in_flight_; }
+  /// Whether an output queued now would be held back: a write that outputs depend on is under
+  /// way or queued (a bookkeeping write holds nothing back).
+  bool holds_outputs() const { return gate_outputs_ && gated_ > durable_; }
 
   /// The error every failed wait returns.
   static Error save_failed_error();

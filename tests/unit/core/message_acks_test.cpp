@@ -23,7 +23,7 @@ class FakeHost final : public MessageAcks::Host {
   int saves = 0;
   bool pending = false;
   void acks_need_save() override { ++saves; }
-  bool write_pending() const override { return pending; }
+  bool replies_held() const override { return pending; }
   void spawn_task(Task<void> task, const char*) override {
     asio::co_spawn(io_, std::move(task), [](std::exception_ptr e) {
       if (e) {

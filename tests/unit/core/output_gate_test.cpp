@@ -134,8 +134,10 @@ TEST_F(OutputGateTest, NothingChangedWritesNothing) {
 
 TEST_F(OutputGateTest, OneWriteInFlightAndChangesMeanwhileCoalesce) {
   make();
+  EXPECT_FALSE(gate->holds_outputs());
   source.change(1);
   EXPECT_EQ(gate->checkpoint(), 1u);
+  EXPECT_TRUE(gate->holds_outputs());
   settle();
   EXPECT_EQ(source.in_flight(), 1u);
   EXPECT_TRUE(gate->busy());
@@ -162,6 +164,7 @@ TEST_F(OutputGateTest, OneWriteInFlightAndChangesMeanwhileCoalesce) {
   settle();
   EXPECT_EQ(gate->durable(), 2u);
   EXPECT_FALSE(gate->busy());
+  EXPECT_FALSE(gate->holds_outputs());
   EXPECT_EQ(source.durable_calls, 2);
   EXPECT_EQ(source.started, 2);
 }
@@ -284,6 +287,7 @@ TEST_F(OutputGateTest, ABookkeepingWriteHoldsNoOutputBack) {
   source.gating = false;
   source.change(1);
   EXPECT_EQ(gate->checkpoint(), 0u);
+  EXPECT_FALSE(gate->holds_outputs());
   settle();
   EXPECT_EQ(source.in_flight(), 1u);
   EXPECT_EQ(gate->latest(), 1u);
