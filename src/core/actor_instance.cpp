@@ -1,5 +1,6 @@
 #include "core/actor_instance.hpp"
 
+#include "core/actor/hook_runner.hpp"
 #include "core/actor/stored_value.hpp"
 #include "core/errors.hpp"
 #include "core/ids.hpp"
@@ -26,47 +27,6 @@ namespace client = protocol::client;
 using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
-
-// Runs one user hook, turning whatever it throws into an Error.
-Task<Result<void>> guarded(const char* what, std::string actor_id, Task<void> task) {
-  std::exception_ptr failure;
-  try {
-    co_await std::move(task);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  if (failure) {
-    Error e = error_from_exception(failure);
-    log::warn("hook failed actor_id={} hook={} error={}.{} message={}", actor_id, what, e.group,
-              e.code, e.message);
-    co_return fail(std::move(e));
-  }
-  co_return Result<void>{};
-}
-
-// Runs an action and catches whatever it throws, so a race against a timeout ends as soon as the
-// action ends (awaitable_operators' `||` waits for the first *successful* operand).
-Task<Result<Value>> catching(Task<Value> action) {
-  std::exception_ptr failure;
-  try {
-    Value v = co_await std::move(action);
-    co_return v;
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  co_return fail(error_from_exception(failure));
-}
-
-// Runs a task and hands back what it threw (null: it returned), for races: `||` waits for the
-// first *successful* operand, so an operand that may fail must not throw.
-Task<std::exception_ptr> capture(Task<void> task) {
-  try {
-    co_await std::move(task);
-  } catch (...) {
-    co_return std::current_exception();
-  }
-  co_return nullptr;
-}
 
 Error stopping_error() {
   return Error{"actor", "stopping",
@@ -122,10 +82,8 @@ std::optional<AwakeReason> ActorInstance::awake_reason() const {
   }
   // Hibernatable connections let the actor sleep (their sockets wait in the driver); any other
   // connection, including the short-lived one of an HTTP request, keeps it awake.
-  for (const auto& [id, conn] : connections_) {
-    if (!conn->is_hibernatable()) {
-      return AwakeReason::kConnection;
-    }
+  if (conns_.keep_awake()) {
+    return AwakeReason::kConnection;
   }
   return std::nullopt;
 }
@@ -145,6 +103,8 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
       config_(config),
       lifecycle_(strand_),
       sleep_(strand_, *config_.clock, definition_->options.sleep_timeout, spec.first_request_grace),
+      conns_(actor_id_, config_.max_outgoing_message_size, *this),
+      abort_(strand_, actor_id_),
       schedules_(strand_, actor_id_, *config_.clock, definition_->options, *this),
       kv_(actor_id_, *store_, *this),
       state_(actor_id_),
@@ -268,59 +228,20 @@ Task<Result<void>> ActorInstance::start() {
 }
 
 void ActorInstance::restore_connections(const std::vector<storage::PersistedConn>& conns) {
-  const auto& hooks = definition_->hooks;
-  bool dropped = false;
   for (const auto& record : conns) {
     auto socket = driver_ != nullptr ? driver_->hibernated_socket(record) : nullptr;
-    auto params = decode_stored(record.params);
-    auto state = decode_stored(record.state);
-    auto encoding = client::parse_encoding(record.encoding);
-    bool raw = record.kind == "websocket";
-    if (!params || !state || !encoding) {
-      log::warn("dropping unreadable hibernated connection actor_id={} conn_id={}", actor_id_,
-                record.conn_id);
-      pending_.conn_deletes.push_back(record.conn_id);
-      dropped = true;
-      continue;
-    }
     // A socket that went away while the actor slept (or with the process): the connection is
     // restored without it, only for its on_disconnect (run right after start).
     const bool stale = !socket;
-    Request request;
-    auto split = record.request_path.find('?');
-    request.method = "GET";
-    request.path = record.request_path.substr(0, split);
-    request.search = split == std::string::npos ? "" : record.request_path.substr(split);
-    if (auto headers = decode_stored(record.request_headers); headers && headers->is_object()) {
-      for (const auto& m : headers->as_object()) {
-        if (m.value.is_string()) {
-          request.headers.push_back(HttpHeader{m.key, m.value.as_string()});
-        }
-      }
+    auto conn = conns_.restore(record, std::move(socket), definition_->hooks);
+    if (!conn) {
+      continue;  // unreadable: its record goes with the next write
     }
-    auto conn = std::make_shared<Connection>(
-        *this, record.conn_id, raw ? ConnKind::kRawWebSocket : ConnKind::kActorConnect, *params,
-        std::move(request), *encoding, socket);
-    conn->set_hibernatable(true);
-    try {
-      conn->set_user_data(hooks.restore_conn_data(*params, *state));
-    } catch (const std::exception& e) {
-      log::warn("dropping hibernated connection actor_id={} conn_id={}: {}", actor_id_,
-                record.conn_id, e.what());
-      pending_.conn_deletes.push_back(record.conn_id);
-      dropped = true;
-      continue;
-    }
-    for (const auto& sub : record.subscriptions) {
-      conn->subscribe(sub);
-    }
-    connections_[conn->id()] = conn;
+    conns_.add(conn);
     if (stale) {
       conn->detach();
       stale_conns_.push_back(conn);
-      continue;
-    }
-    if (raw) {
+    } else if (conn->kind() == ConnKind::kRawWebSocket) {
       util::spawn(
           strand_,
           [](std::shared_ptr<ActorInstance> self, std::shared_ptr<Connection> c) -> Task<void> {
@@ -330,22 +251,9 @@ void ActorInstance::restore_connections(const std::vector<storage::PersistedConn
           "restore raw websocket");
     }
   }
-  if (dropped) {
-    request_save();
-  }
 }
 
 // ---- stopping -----------------------------------------------------------------------------------
-
-template <class T>
-Task<std::optional<T>> ActorInstance::with_deadline(Task<T> task, util::SteadyTime deadline) {
-  auto timer = config_.clock->wait_until(deadline);
-  auto raced = co_await (std::move(task) || std::move(timer));
-  if (raced.index() == 0) {
-    co_return std::move(std::get<0>(raced));
-  }
-  co_return std::nullopt;
-}
 
 Task<void> ActorInstance::stop(StopReason reason) {
   auto self = shared_from_this();
@@ -358,7 +266,8 @@ Task<void> ActorInstance::stop(StopReason reason) {
   log::debug("actor stopping actor_id={} reason={}", actor_id_, destroying ? "destroy" : "sleep");
 
   // 1. The abort signal: `run` and long loops see it and return; schedules stop firing.
-  fire_abort();
+  schedules_.stop();
+  abort_.fire();
 
   // Waits (within the grace period) until the work that must finish first is done.
   auto drain = [&](bool include_wait_until, bool include_run) -> Task<void> {
@@ -379,7 +288,7 @@ Task<void> ActorInstance::stop(StopReason reason) {
   const auto& cleanup = destroying ? hooks.on_destroy : hooks.on_sleep;
   if (cleanup) {
     auto task = guarded(destroying ? "onDestroy" : "onSleep", actor_id_, cleanup(this));
-    auto done = co_await with_deadline(std::move(task), deadline);
+    auto done = co_await with_deadline(*config_.clock, std::move(task), deadline);
     if (!done) {
       log::warn("{} did not finish within the grace period actor_id={}",
                 destroying ? "onDestroy" : "onSleep", actor_id_);
@@ -388,16 +297,7 @@ Task<void> ActorInstance::stop(StopReason reason) {
 
   // 4. Connections that do not survive: every one on destroy, non-hibernatable ones on sleep.
   // Short-lived HTTP connections are left to the requests that own them.
-  std::vector<std::shared_ptr<Connection>> closing;
-  for (auto& [id, conn] : connections_) {
-    if (conn->kind() == ConnKind::kHttp || conn->kind() == ConnKind::kRawRequest) {
-      continue;
-    }
-    if (destroying || !conn->is_hibernatable()) {
-      closing.push_back(conn);
-    }
-  }
-  for (auto& conn : closing) {
+  for (auto& conn : conns_.ended_by_stop(destroying)) {
     auto op = end_connection(conn, destroying ? 1011 : 1000,
                              destroying ? "actor.destroyed" : "actor.sleeping");
     co_await std::move(op);
@@ -413,10 +313,8 @@ Task<void> ActorInstance::stop(StopReason reason) {
   lifecycle_.finalize();
 
   // 6. Hibernatable sockets stay with the driver while the actor sleeps.
-  for (auto& [id, conn] : connections_) {
-    if (!destroying && conn->is_hibernatable() && conn->transport()) {
-      pending_.conn_upserts.push_back(persist_conn(*conn));
-    }
+  if (!destroying) {
+    conns_.save_hibernating();
   }
 
   // 7. The final save; nothing the actor acknowledged may be lost. (A destroyed actor's data is
@@ -430,52 +328,14 @@ Task<void> ActorInstance::stop(StopReason reason) {
   if (!saved) {
     log::error("final save failed actor_id={}: {}", actor_id_, saved.error().message);
   }
-  for (auto& [id, conn] : connections_) {
-    if (conn->kind() == ConnKind::kActorConnect || conn->kind() == ConnKind::kRawWebSocket) {
-      conn->detach();
-    }
-    if (conn->raw_socket) {
-      // Handlers usually capture their WebSocket handle; dropping them breaks that cycle.
-      conn->raw_socket->on_message = nullptr;
-      conn->raw_socket->on_close = nullptr;
-    }
-  }
-  connections_.clear();
-  draining_.clear();  // released by the final save above, or dropped with a failed one
-  abort_listeners_.clear();
+  conns_.clear();
   lifecycle_.terminate();
   sleep_.changed().notify_all();
   log::debug("actor stopped actor_id={}", actor_id_);
 }
 
-void ActorInstance::fire_abort() {
-  schedules_.stop();
-  auto listeners = std::move(abort_listeners_);
-  abort_listeners_.clear();
-  for (auto& listener : listeners) {
-    try {
-      listener();
-    } catch (const std::exception& e) {
-      log::warn("abort listener failed actor_id={}: {}", actor_id_, e.what());
-    }
-  }
-}
-
 void ActorInstance::on_abort(std::function<void()> listener) {
-  if (!listener) {
-    return;
-  }
-  if (lifecycle_.aborted()) {
-    asio::post(strand_, [self = shared_from_this(), listener = std::move(listener)] {
-      try {
-        listener();
-      } catch (const std::exception& e) {
-        log::warn("abort listener failed actor_id={}: {}", self->actor_id_, e.what());
-      }
-    });
-    return;
-  }
-  abort_listeners_.push_back(std::move(listener));
+  abort_.add(std::move(listener), shared_from_this());
 }
 
 Task<void> ActorInstance::wait_hard_abort() {
@@ -529,16 +389,8 @@ Task<Result<void>> ActorInstance::run_hook(const char* what,
                                            Task<void> task,
                                            std::chrono::milliseconds limit) {
   auto self = shared_from_this();
-  auto hook = guarded(what, actor_id_, std::move(task));
-  auto timer = config_.clock->wait_for(limit);
-  auto raced = co_await (std::move(hook) || std::move(timer));
-  if (raced.index() == 0) {
-    co_return std::move(std::get<0>(raced));
-  }
-  std::string message =
-      std::string("`") + what + "` timed out after " + std::to_string(limit.count()) + " ms";
-  log::warn("hook timed out actor_id={} hook={} limit_ms={}", actor_id_, what, limit.count());
-  co_return fail(Error{"actor", "callback_timed_out", std::move(message), std::nullopt, false});
+  auto op = core::run_hook(*config_.clock, actor_id_, what, std::move(task), limit);
+  co_return co_await std::move(op);
 }
 
 void ActorInstance::request_stop(StopReason reason) {
@@ -675,8 +527,8 @@ Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
     co_return fail(stopping_error());
   }
   const auto& hooks = definition_->hooks;
-  auto conn = std::make_shared<Connection>(*this, new_uuid_v4(), kind, params, std::move(request),
-                                           encoding, std::move(transport));
+  auto conn =
+      conns_.make(new_uuid_v4(), kind, params, std::move(request), encoding, std::move(transport));
   if (kind == ConnKind::kActorConnect) {
     conn->set_hibernatable(true);
   } else if (kind == ConnKind::kRawWebSocket && definition_->options.can_hibernate_websocket) {
@@ -705,36 +557,25 @@ Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
   if (!lifecycle_.is(LifecycleState::kStarted)) {
     co_return fail(stopping_error());
   }
-  connections_[conn->id()] = conn;
+  conns_.add(conn);
   sleep_.touch();
   if (hooks.on_connect) {
     auto task = hooks.on_connect(this, conn.get());
     auto r = co_await run_hook("onConnect", std::move(task), options.on_connect_timeout);
     if (!r) {
-      connections_.erase(conn->id());
+      conns_.discard(conn->id());
       sleep_.touch();
       co_return fail(r.error());
     }
   }
-  if (conn->is_hibernatable()) {
-    mark_conn_dirty(conn->id());
-  }
+  conns_.mark_dirty(conn->id());  // stored from now on, when hibernatable
   co_return conn;
 }
 
 Task<void> ActorInstance::close_connection(std::shared_ptr<Connection> conn) {
   auto self = shared_from_this();
-  auto it = connections_.find(conn->id());
-  if (it == connections_.end() || it->second != conn) {
+  if (!conns_.remove(conn)) {
     co_return;  // already removed: exactly one on_disconnect per connection
-  }
-  connections_.erase(it);
-  if (!conn->flushed()) {
-    draining_.push_back(conn);  // its last frames leave once durable (outputs_progressed)
-  }
-  if (conn->is_hibernatable()) {
-    pending_.conn_deletes.push_back(conn->id());
-    request_save();
   }
   if (definition_->hooks.on_disconnect) {
     auto work = track(WorkKind::kDisconnect);
@@ -745,8 +586,7 @@ Task<void> ActorInstance::close_connection(std::shared_ptr<Connection> conn) {
 }
 
 std::shared_ptr<Connection> ActorInstance::find_connection(const std::string& conn_id) const {
-  auto it = connections_.find(conn_id);
-  return it == connections_.end() ? nullptr : it->second;
+  return conns_.find(conn_id);
 }
 
 Task<bool> ActorInstance::connection_closed(std::string conn_id,
@@ -811,7 +651,7 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
         std::string frame = client::encode_to_client(
             encoding, client::ToClient{client::ActionResponse{request.id, std::move(*result)}});
         if (frame.size() <= self->config().max_outgoing_message_size) {
-          self->send_frame(*c, net::WsMessage{!client::is_text(encoding), std::move(frame)});
+          self->conns_.send_frame(*c, net::WsMessage{!client::is_text(encoding), std::move(frame)});
           co_return;
         }
         result = fail(outgoing_too_long());
@@ -819,7 +659,7 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
       Error e = sanitize_for_client(result.error());
       client::ErrorMessage msg{e.group,    e.code,     e.message,
                                e.metadata, request.id, self->specifier()};
-      self->send_message(*c, client::ToClient{std::move(msg)});
+      self->conns_.send_message(*c, client::ToClient{std::move(msg)});
       (void)scope;
     };
     util::spawn(strand_, run(shared_from_this(), conn, std::move(*action), std::move(work)),
@@ -880,41 +720,6 @@ Task<ActorInstance::Delivery> ActorInstance::deliver_raw(std::string conn_id,
   co_return Delivery::kAccepted;
 }
 
-storage::PersistedConn ActorInstance::persist_conn(const Connection& conn) const {
-  storage::PersistedConn p;
-  p.conn_id = conn.id();
-  p.kind = conn.kind() == ConnKind::kRawWebSocket ? "websocket" : "connect";
-  p.encoding = std::string(client::encoding_name(conn.encoding()));
-  p.params = encode_stored(conn.params());
-  Value state;
-  if (auto* data = const_cast<Connection&>(conn).user_data(); data != nullptr) {
-    try {
-      state = data->state_to_value();
-    } catch (const std::exception& e) {
-      log::warn("connection state not serializable actor_id={}: {}", actor_id_, e.what());
-    }
-  }
-  p.state = encode_stored(state);
-  for (const auto& s : conn.subscriptions()) {
-    p.subscriptions.push_back(s);
-  }
-  p.request_path = conn.request().path + conn.request().search;
-  Value headers{Object{}};
-  for (const auto& h : conn.request().headers) {
-    headers.set(h.name, h.value);
-  }
-  p.request_headers = encode_stored(headers);
-  if (auto transport = conn.transport()) {
-    if (auto point = transport->resume_point()) {
-      p.gateway_id = std::move(point->gateway_id);
-      p.request_id = std::move(point->request_id);
-      p.client_message_index = point->last_received;
-      p.server_message_index = point->next_sent;
-    }
-  }
-  return p;
-}
-
 void ActorInstance::note_message_taken(const Connection& conn,
                                        std::size_t bytes,
                                        bool reply_follows) {
@@ -928,19 +733,6 @@ void ActorInstance::note_message_taken(const Connection& conn,
     return;
   }
   acks_.taken(conn.id(), bytes, reply_follows);
-}
-
-void ActorInstance::mark_conn_dirty(const std::string& conn_id) {
-  auto conn = find_connection(conn_id);
-  if (!conn || !conn->is_hibernatable()) {
-    return;
-  }
-  auto& ups = pending_.conn_upserts;
-  ups.erase(std::remove_if(ups.begin(), ups.end(),
-                           [&](const storage::PersistedConn& p) { return p.conn_id == conn_id; }),
-            ups.end());
-  ups.push_back(persist_conn(*conn));
-  request_save();
 }
 
 // ---- actions
@@ -1044,8 +836,8 @@ bool ActorInstance::can_write() const {
 }
 
 std::optional<OutputGate::Write> ActorInstance::take_write() {
-  storage::ActorWrite write = std::move(pending_);
-  pending_ = storage::ActorWrite{};
+  storage::ActorWrite write;
+  conns_.take_changes(write);
   schedules_.take_changes(write);
   kv_.take_changes(write);
   bool state_changed = false;
@@ -1057,17 +849,7 @@ std::optional<OutputGate::Write> ActorInstance::take_write() {
   // to be saved (core/actor/message_acks.hpp) ride along, or go alone when their delay is over;
   // a save of only indexes holds nothing back, unless a reply waits for one.
   const bool gating = !write.empty() || acks_.gates_output();
-  for (const auto& id : acks_.take(gating)) {
-    auto conn = find_connection(id);
-    if (!conn || !conn->is_hibernatable() || !conn->transport()) {
-      continue;
-    }
-    auto& ups = write.conn_upserts;
-    ups.erase(std::remove_if(ups.begin(), ups.end(),
-                             [&](const storage::PersistedConn& p) { return p.conn_id == id; }),
-              ups.end());
-    ups.push_back(persist_conn(*conn));
-  }
+  conns_.add_records(acks_.take(gating), write);
   if (write.empty()) {
     return std::nullopt;
   }
@@ -1088,21 +870,7 @@ void ActorInstance::write_durable() {
 }
 
 void ActorInstance::outputs_progressed() {
-  const std::uint64_t durable = gate_.durable();
-  const std::uint64_t failed = gate_.failed();
-  auto progress = [&](Connection& conn) {
-    conn.release(durable);
-    if (failed != 0) {
-      conn.fail_pending(failed);
-    }
-  };
-  for (auto& [id, conn] : connections_) {
-    progress(*conn);
-  }
-  for (auto& conn : draining_) {
-    progress(*conn);
-  }
-  std::erase_if(draining_, [](const auto& conn) { return conn->flushed(); });
+  conns_.release(gate_.durable(), gate_.failed());
 }
 
 void ActorInstance::write_failed(std::uint64_t seq, const Error& error) {
@@ -1118,65 +886,18 @@ void ActorInstance::write_failed(std::uint64_t seq, const Error& error) {
   request_stop(StopReason::kSleep);
 }
 
-void ActorInstance::send_message(Connection& conn, const client::ToClient& msg) {
-  send_frame(conn, net::WsMessage{!client::is_text(conn.encoding()),
-                                  client::encode_to_client(conn.encoding(), msg)});
-}
-
-void ActorInstance::send_frame(Connection& conn, net::WsMessage frame) {
-  std::uint64_t seq = checkpoint();
-  conn.enqueue(std::move(frame), seq);
-}
-
 protocol::client::ActorSpecifier ActorInstance::specifier() const {
   return protocol::client::ActorSpecifier{actor_id_, generation_, key_string_};
 }
 
-void ActorInstance::send_event(Connection& conn, const std::string& name, const Array& args) {
-  if (conn.kind() != ConnKind::kActorConnect || conn.closed()) {
-    return;
-  }
-  net::WsMessage frame{
-      !client::is_text(conn.encoding()),
-      client::encode_to_client(conn.encoding(), client::ToClient{client::Event{name, args}})};
-  if (frame.data.size() > config_.max_outgoing_message_size) {
-    conn.close(1011, "message.outgoing_too_long");
-    return;
-  }
-  std::uint64_t seq = checkpoint();
-  conn.enqueue(std::move(frame), seq);
-}
-
 void ActorInstance::broadcast(std::string event, Array args) {
-  // Encode once per encoding in use.
-  std::optional<net::WsMessage> frames[3];
-  std::uint64_t seq = checkpoint();
-  std::vector<std::shared_ptr<Connection>> too_long;
-  for (auto& [id, conn] : connections_) {
-    if (conn->kind() != ConnKind::kActorConnect || conn->closed() || !conn->subscribed(event)) {
-      continue;
-    }
-    auto& frame = frames[static_cast<int>(conn->encoding())];
-    if (!frame) {
-      frame = net::WsMessage{
-          !client::is_text(conn->encoding()),
-          client::encode_to_client(conn->encoding(), client::ToClient{client::Event{event, args}})};
-    }
-    if (frame->data.size() > config_.max_outgoing_message_size) {
-      too_long.push_back(conn);
-      continue;
-    }
-    conn->enqueue(*frame, seq);
-  }
-  for (auto& conn : too_long) {
-    conn->close(1011, "message.outgoing_too_long");
-  }
+  conns_.broadcast(event, args);
 }
 
 std::vector<detail::ConnApi*> ActorInstance::conns() {
   std::vector<detail::ConnApi*> out;
-  out.reserve(connections_.size());
-  for (auto& [id, conn] : connections_) {
+  out.reserve(conns_.live().size());
+  for (const auto& [id, conn] : conns_.live()) {
     out.push_back(conn.get());
   }
   return out;
@@ -1191,6 +912,16 @@ Task<void> ActorInstance::save_state() {
   if (!r) {
     throw ActorError(r.error());
   }
+}
+
+// ---- connections (core/actor/connection_set.hpp) -------------------------------------------
+
+void ActorInstance::connections_changed() {
+  request_save();
+}
+
+std::uint64_t ActorInstance::output_seq() {
+  return checkpoint();
 }
 
 // ---- message acknowledgements (core/actor/message_acks.hpp)

@@ -36,7 +36,9 @@
 // outputs that depend on it instead of sending them. The sequencing lives in the OutputGate
 // (core/actor/output_gate.hpp); the instance is its Source: it says what a write contains.
 
+#include "core/actor/abort_signal.hpp"
 #include "core/actor/actor_kv.hpp"
+#include "core/actor/connection_set.hpp"
 #include "core/actor/lifecycle.hpp"
 #include "core/actor/message_acks.hpp"
 #include "core/actor/output_gate.hpp"
@@ -71,6 +73,7 @@ class ActorInstance final : public detail::ActorApi,
                             private Schedules::Host,
                             private ActorKv::Host,
                             private MessageAcks::Host,
+                            private ConnectionSet::Host,
                             public std::enable_shared_from_this<ActorInstance> {
  public:
   /// What a delivery to a connection achieved (see deliver()).
@@ -98,7 +101,9 @@ class ActorInstance final : public detail::ActorApi,
 
   const boost::asio::any_io_executor& strand() const { return strand_; }
   const Lifecycle& lifecycle() const { return lifecycle_; }
-  std::uint64_t durable_seq() const { return gate_.durable(); }
+  std::uint64_t durable_seq() const override { return gate_.durable(); }
+  /// The connections: membership, records and outgoing frames (core/actor/connection_set.hpp).
+  ConnectionSet& connections() { return conns_; }
   const std::string& key_string() const { return key_string_; }
   const detail::ActorDefinitionData& definition() const { return *definition_; }
   const RuntimeConfig& config() const { return config_; }
@@ -143,17 +148,9 @@ class ActorInstance final : public detail::ActorApi,
   std::uint64_t checkpoint();
   /// Resumes once save `seq` (or a later one) is durable; an error if it failed.
   Task<Result<void>> wait_durable(std::uint64_t seq);
-  /// Encodes and queues an event for one connection (output-gated).
-  void send_event(Connection& conn, const std::string& name, const Array& args);
-  /// Queues a protocol message for a connection (output-gated on the current checkpoint).
-  void send_message(Connection& conn, const protocol::client::ToClient& msg);
-  /// Queues an encoded frame for a connection (output-gated on the current checkpoint).
-  void send_frame(Connection& conn, net::WsMessage frame);
   /// {actorId, generation, key} for error messages.
   protocol::client::ActorSpecifier specifier() const;
 
-  /// Marks a connection's persisted data (state, subscriptions) as changed.
-  void mark_conn_dirty(const std::string& conn_id);
   /// Message `conn`'s resume point names was taken: its index must be saved with the connection
   /// before the gateway may drop it (and re-send it no more). `reply_follows`: a reply to it is
   /// about to be queued, and must not leave before the index is durable.
@@ -202,13 +199,10 @@ class ActorInstance final : public detail::ActorApi,
   Task<void> run_background(Task<void> task, WorkKind kind);
   Task<void> run_handler();
   void restore_connections(const std::vector<storage::PersistedConn>& conns);
-  storage::PersistedConn persist_conn(const Connection& conn) const;
   void request_stop(StopReason reason);
   /// Schedules a save of whatever changed (runtime-internal changes; mark_state_dirty is the
   /// user-facing one and refuses writes inside on_state_change).
   void request_save();
-  /// Fires the abort signal: listeners, waiters, schedules.
-  void fire_abort();
   /// Resumes at the end of the grace period (what is still running then is cancelled).
   Task<void> wait_hard_abort();
   /// Ends a connection from the actor's side or the client's: the raw socket's close handler
@@ -219,8 +213,6 @@ class ActorInstance final : public detail::ActorApi,
   /// Runs a user hook with a time limit: `actor.callback_timed_out` when it is exceeded.
   Task<Result<void>> run_hook(const char* what, Task<void> task, std::chrono::milliseconds limit);
 
-  template <class T>
-  Task<std::optional<T>> with_deadline(Task<T> task, util::SteadyTime deadline);
 
   boost::asio::any_io_executor strand_;
   std::string actor_id_;
@@ -235,11 +227,8 @@ class ActorInstance final : public detail::ActorApi,
   Lifecycle lifecycle_;
   SleepGates sleep_;
   std::unique_ptr<detail::UserActorData> data_;
-  std::map<std::string, std::shared_ptr<Connection>, std::less<>> connections_;
-  /// Removed connections whose last frames (and close) still wait for a save to be durable.
-  std::vector<std::shared_ptr<Connection>> draining_;
-
-  std::vector<std::function<void()>> abort_listeners_;
+  ConnectionSet conns_;
+  AbortSignal abort_;
   /// Hibernated connections whose socket did not survive the sleep: restored for their
   /// on_disconnect, which runs right after start.
   std::vector<std::shared_ptr<Connection>> stale_conns_;
@@ -250,8 +239,7 @@ class ActorInstance final : public detail::ActorApi,
 
   // What the output gate writes next (OutputGate::Source, below).
   bool save_posted_ = false;
-  storage::ActorWrite pending_;  // connection changes not yet handed to the store
-  MessageAcks acks_;             // when inbound message indexes are saved (engine mode)
+  MessageAcks acks_;  // when inbound message indexes are saved (engine mode)
   OutputGate gate_;
 
   // ---- OutputGate::Source ---------------------------------------------------------------------
@@ -266,6 +254,10 @@ class ActorInstance final : public detail::ActorApi,
   void schedules_changed() override;
   void alarm_changed(std::optional<std::int64_t> at_ms) override;
   void spawn_task(Task<void> task, const char* what) override;
+
+  // ---- ConnectionSet::Host -------------------------------------------------------------------
+  void connections_changed() override;
+  std::uint64_t output_seq() override;
 
   // ---- MessageAcks::Host ---------------------------------------------------------------------
   void acks_need_save() override;

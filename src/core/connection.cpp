@@ -1,11 +1,15 @@
 #include "core/connection.hpp"
 
-#include "core/actor_instance.hpp"
+#include "core/actor/connection_set.hpp"
 
 namespace rivetkit::core {
 
-Connection::Connection(ActorInstance& owner, std::string id, ConnKind kind, Value params,
-                       Request request, protocol::client::Encoding encoding,
+Connection::Connection(ConnectionSet& owner,
+                       std::string id,
+                       ConnKind kind,
+                       Value params,
+                       Request request,
+                       protocol::client::Encoding encoding,
                        std::shared_ptr<net::WebSocket> transport)
     : owner_(owner),
       id_(std::move(id)),
@@ -15,11 +19,13 @@ Connection::Connection(ActorInstance& owner, std::string id, ConnKind kind, Valu
       encoding_(encoding),
       transport_(std::move(transport)) {}
 
-void Connection::send(std::string event, Array args) { owner_.send_event(*this, event, args); }
+void Connection::send(std::string event, Array args) {
+  owner_.send_event(*this, event, args);
+}
 
 void Connection::mark_state_dirty() {
   if (hibernatable_) {
-    owner_.mark_conn_dirty(id_);
+    owner_.mark_dirty(id_);
   }
 }
 
@@ -33,7 +39,9 @@ void Connection::unsubscribe(const std::string& event) {
   mark_state_dirty();
 }
 
-void Connection::disconnect(std::string reason) { close(1000, std::move(reason)); }
+void Connection::disconnect(std::string reason) {
+  close(1000, std::move(reason));
+}
 
 void Connection::enqueue(net::WsMessage frame, std::uint64_t needs_seq) {
   if (closed_ || !transport_) {

@@ -4,7 +4,8 @@
 // - kHttp: the short-lived connection every HTTP action / queue send runs on;
 // - kRawRequest / kRawWebSocket: the connection of a raw `/request` or `/websocket` call.
 //
-// Owned by its ActorInstance and touched only on the actor's strand. Outgoing frames go through
+// Owned by its actor's ConnectionSet (core/actor/connection_set.hpp) and touched only on the
+// actor's strand. Outgoing frames go through
 // an outbox that releases each frame once the state write it follows is durable (the output
 // gate), preserving order.
 
@@ -23,13 +24,13 @@
 
 namespace rivetkit::core {
 
-class ActorInstance;
+class ConnectionSet;
 
 enum class ConnKind { kActorConnect, kHttp, kRawRequest, kRawWebSocket };
 
 class Connection final : public detail::ConnApi {
  public:
-  Connection(ActorInstance& owner,
+  Connection(ConnectionSet& owner,
              std::string id,
              ConnKind kind,
              Value params,
@@ -58,7 +59,7 @@ class Connection final : public detail::ConnApi {
   }
   /// The raw-socket handle of a kRawWebSocket connection.
   std::shared_ptr<WebSocket::Impl> raw_socket;
-  /// ActorInstance::end_connection has begun for it (its close handler runs once).
+  /// Ending it has begun (ActorInstance::end_connection) for it (its close handler runs once).
   bool ending = false;
   protocol::client::Encoding encoding() const { return encoding_; }
   void set_user_data(std::unique_ptr<detail::UserConnData> data) { data_ = std::move(data); }
@@ -81,7 +82,7 @@ class Connection final : public detail::ConnApi {
   bool flushed() const { return outbox_.empty() && !pending_close_; }
 
  private:
-  ActorInstance& owner_;
+  ConnectionSet& owner_;
   std::string id_;
   ConnKind kind_;
   Value params_;

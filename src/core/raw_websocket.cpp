@@ -1,5 +1,6 @@
 #include "core/raw_websocket.hpp"
 
+#include "core/actor_instance.hpp"
 #include "net/websocket.hpp"
 
 #include <stdexcept>
@@ -12,7 +13,7 @@ void send_frame(const std::shared_ptr<WebSocket::Impl>& impl, net::WsMessage msg
   auto instance = impl->instance.lock();
   auto conn = impl->conn.lock();
   if (instance && conn) {
-    instance->send_frame(*conn, std::move(msg));
+    instance->connections().send_frame(*conn, std::move(msg));
   }
 }
 }  // namespace

@@ -3,12 +3,15 @@
 // Lives on the actor's strand; sends go through the connection's output gate. It holds only weak
 // references, so a handle kept by user code never keeps an instance or connection alive.
 
-#include "core/actor_instance.hpp"
 #include "core/connection.hpp"
 #include <rivetkit/websocket.hpp>
 
 #include <functional>
 #include <memory>
+
+namespace rivetkit::core {
+class ActorInstance;
+}
 
 namespace rivetkit {
 

@@ -411,8 +411,8 @@ Task<Result<std::shared_ptr<Connection>>> connect_on_strand(
                                            std::move(request), encoding, socket);
   auto conn = co_await std::move(open_op);
   if (conn) {
-    instance->send_message(**conn,
-                           client::ToClient{client::Init{instance->actor_id(), (*conn)->id()}});
+    instance->connections().send_message(
+        **conn, client::ToClient{client::Init{instance->actor_id(), (*conn)->id()}});
   }
   co_return conn;
 }

@@ -333,7 +333,8 @@ TEST_F(InstanceTest, EventsAndResponsesLeaveInOrderAfterTheCommit) {
   auto flow = [](std::shared_ptr<ActorInstance> i, std::shared_ptr<Connection> c) -> Task<bool> {
     auto action = i->run_action(c.get(), "increment", Array{Value{1}});
     auto result = co_await std::move(action);
-    i->send_message(*c, protocol::client::ToClient{protocol::client::ActionResponse{7, *result}});
+    i->connections().send_message(
+        *c, protocol::client::ToClient{protocol::client::ActionResponse{7, *result}});
     co_return true;
   };
   auto done = spawn(inst, flow(inst, conn));
