@@ -3,69 +3,20 @@
 #include "core/actor/hook_runner.hpp"
 #include "core/actor/stored_value.hpp"
 #include "core/errors.hpp"
-#include "core/ids.hpp"
 #include "core/keys.hpp"
-#include "core/raw_websocket.hpp"
-#include "protocol/cbor/cbor.hpp"
-#include "protocol/compat.hpp"
+#include "core/strand_latch.hpp"
 #include "util/log.hpp"
 #include "util/spawn.hpp"
 #include <rivetkit/convert.hpp>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
-#include <algorithm>
 
 namespace rivetkit::core {
 
 namespace asio = boost::asio;
 namespace client = protocol::client;
 using namespace boost::asio::experimental::awaitable_operators;
-
-namespace {
-
-Error stopping_error() {
-  return Error{"actor", "stopping",
-               "Actor stopping: Cannot accept new work while actor is stopping", std::nullopt,
-               false};
-}
-
-}  // namespace
-
-// ---- work accounting (core/actor/sleep_gates.hpp) ---------------------------------------------
-
-class ActorInstance::WorkScope {
- public:
-  WorkScope(std::shared_ptr<ActorInstance> inst, WorkKind kind)
-      : inst_(std::move(inst)), kind_(kind) {
-    if (kind_ == WorkKind::kAction || kind_ == WorkKind::kWsCallback
-        || kind_ == WorkKind::kDisconnect) {
-      inst_->sleep_.note_request();  // client work (incl. a hibernated socket's message)
-    }
-    inst_->sleep_.enter(kind_);
-  }
-  WorkScope(WorkScope&& other) noexcept : inst_(std::move(other.inst_)), kind_(other.kind_) {}
-  WorkScope(const WorkScope&) = delete;
-  WorkScope& operator=(const WorkScope&) = delete;
-  WorkScope& operator=(WorkScope&&) = delete;
-  ~WorkScope() {
-    if (inst_) {
-      inst_->sleep_.leave(kind_);
-    }
-  }
-
- private:
-  std::shared_ptr<ActorInstance> inst_;
-  WorkKind kind_;
-};
-
-ActorInstance::WorkScope ActorInstance::track(WorkKind kind) {
-  return WorkScope(shared_from_this(), kind);
-}
 
 std::optional<AwakeReason> ActorInstance::awake_reason() const {
   if (!lifecycle_.is(LifecycleState::kStarted)) {
@@ -104,6 +55,7 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
       lifecycle_(strand_),
       sleep_(strand_, *config_.clock, definition_->options.sleep_timeout, spec.first_request_grace),
       conns_(actor_id_, config_.max_outgoing_message_size, *this),
+      conn_life_(strand_, actor_id_, *definition_, lifecycle_, sleep_, conns_, *this),
       abort_(strand_, actor_id_),
       schedules_(strand_, actor_id_, *config_.clock, definition_->options, *this),
       kv_(actor_id_, *store_, *this),
@@ -198,7 +150,7 @@ Task<Result<void>> ActorInstance::start() {
     }
   }
   lifecycle_.start_completed();
-  restore_connections(loaded->conns);
+  conn_life_.restore(loaded->conns, driver_);
   sleep_.started();
   checkpoint();
   schedules_.sync_alarm();
@@ -207,50 +159,9 @@ Task<Result<void>> ActorInstance::start() {
   if (hooks.run) {
     util::spawn(strand_, run_handler(), "actor run handler");
   }
-  if (!stale_conns_.empty()) {
-    // Connections whose sockets died while the actor slept: their on_disconnect runs now, once
-    // (RivetKit's restore cleanup), before any later work reaches this instance.
-    util::spawn(
-        strand_,
-        [](std::shared_ptr<ActorInstance> inst) -> Task<void> {
-          auto stale = std::move(inst->stale_conns_);
-          for (auto& conn : stale) {
-            log::debug("hibernated connection gone while asleep actor_id={} conn_id={}",
-                       inst->actor_id_, conn->id());
-            auto op = inst->close_connection(conn);
-            co_await std::move(op);
-          }
-        }(shared_from_this()),
-        "reap stale connections");
-  }
+  conn_life_.reap_stale();
   log::debug("actor started actor_id={} name={} generation={}", actor_id_, name_, generation_);
   co_return Result<void>{};
-}
-
-void ActorInstance::restore_connections(const std::vector<storage::PersistedConn>& conns) {
-  for (const auto& record : conns) {
-    auto socket = driver_ != nullptr ? driver_->hibernated_socket(record) : nullptr;
-    // A socket that went away while the actor slept (or with the process): the connection is
-    // restored without it, only for its on_disconnect (run right after start).
-    const bool stale = !socket;
-    auto conn = conns_.restore(record, std::move(socket), definition_->hooks);
-    if (!conn) {
-      continue;  // unreadable: its record goes with the next write
-    }
-    conns_.add(conn);
-    if (stale) {
-      conn->detach();
-      stale_conns_.push_back(conn);
-    } else if (conn->kind() == ConnKind::kRawWebSocket) {
-      util::spawn(
-          strand_,
-          [](std::shared_ptr<ActorInstance> self, std::shared_ptr<Connection> c) -> Task<void> {
-            auto op = self->attach_raw_websocket(std::move(c), true);
-            co_await std::move(op);
-          }(shared_from_this(), conn),
-          "restore raw websocket");
-    }
-  }
 }
 
 // ---- stopping -----------------------------------------------------------------------------------
@@ -298,7 +209,7 @@ Task<void> ActorInstance::stop(StopReason reason) {
   // 4. Connections that do not survive: every one on destroy, non-hibernatable ones on sleep.
   // Short-lived HTTP connections are left to the requests that own them.
   for (auto& conn : conns_.ended_by_stop(destroying)) {
-    auto op = end_connection(conn, destroying ? 1011 : 1000,
+    auto op = conn_life_.end(conn, destroying ? 1011 : 1000,
                              destroying ? "actor.destroyed" : "actor.sleeping");
     co_await std::move(op);
   }
@@ -358,28 +269,6 @@ Task<bool> ActorInstance::wait_aborted_for(std::chrono::milliseconds timeout) {
   }
   co_return lifecycle_.aborted();
 }
-
-namespace {
-// A Latch on the actor's strand.
-class StrandLatch final : public detail::Latch {
- public:
-  explicit StrandLatch(asio::any_io_executor strand) : changed_(std::move(strand)) {}
-  void set() override {
-    set_ = true;
-    changed_.notify_all();
-  }
-  bool is_set() const override { return set_; }
-  Task<void> wait() override {
-    while (!set_) {
-      co_await changed_.wait();
-    }
-  }
-
- private:
-  bool set_ = false;
-  Notifier changed_;
-};
-}  // namespace
 
 std::shared_ptr<detail::Latch> ActorInstance::make_latch() {
   return std::make_shared<StrandLatch>(strand_);
@@ -515,124 +404,12 @@ Task<void> ActorInstance::wait_for(std::chrono::milliseconds duration) {
 
 // ---- connections ------------------------------------------------------------------------------
 
-Task<Result<std::shared_ptr<Connection>>> ActorInstance::open_connection(
-    ConnKind kind,
-    Value params,
-    Request request,
-    client::Encoding encoding,
-    std::shared_ptr<net::WebSocket> transport) {
-  auto self = shared_from_this();
-  sleep_.note_request();
-  if (!lifecycle_.accepting()) {
-    co_return fail(stopping_error());
-  }
-  const auto& hooks = definition_->hooks;
-  auto conn =
-      conns_.make(new_uuid_v4(), kind, params, std::move(request), encoding, std::move(transport));
-  if (kind == ConnKind::kActorConnect) {
-    conn->set_hibernatable(true);
-  } else if (kind == ConnKind::kRawWebSocket && definition_->options.can_hibernate_websocket) {
-    conn->set_hibernatable(definition_->options.can_hibernate_websocket(conn->request()));
-  }
-  const auto& options = definition_->options;
-  if (hooks.on_before_connect) {
-    auto task = hooks.on_before_connect(this, params, &conn->request());
-    auto r =
-        co_await run_hook("onBeforeConnect", std::move(task), options.on_before_connect_timeout);
-    if (!r) {
-      co_return fail(r.error());
-    }
-  }
-  {
-    auto create = [](ActorInstance* inst, std::shared_ptr<Connection> c, Value p) -> Task<void> {
-      auto task = inst->definition_->hooks.create_conn_data(inst, std::move(p), &c->request());
-      c->set_user_data(co_await std::move(task));
-    };
-    auto r = co_await run_hook("createConnState", create(this, conn, params),
-                               options.create_conn_state_timeout);
-    if (!r) {
-      co_return fail(r.error());
-    }
-  }
-  if (!lifecycle_.is(LifecycleState::kStarted)) {
-    co_return fail(stopping_error());
-  }
-  conns_.add(conn);
-  sleep_.touch();
-  if (hooks.on_connect) {
-    auto task = hooks.on_connect(this, conn.get());
-    auto r = co_await run_hook("onConnect", std::move(task), options.on_connect_timeout);
-    if (!r) {
-      conns_.discard(conn->id());
-      sleep_.touch();
-      co_return fail(r.error());
-    }
-  }
-  conns_.mark_dirty(conn->id());  // stored from now on, when hibernatable
-  co_return conn;
-}
-
-Task<void> ActorInstance::close_connection(std::shared_ptr<Connection> conn) {
-  auto self = shared_from_this();
-  if (!conns_.remove(conn)) {
-    co_return;  // already removed: exactly one on_disconnect per connection
-  }
-  if (definition_->hooks.on_disconnect) {
-    auto work = track(WorkKind::kDisconnect);
-    auto task = definition_->hooks.on_disconnect(this, conn.get());
-    co_await run_hook("onDisconnect", std::move(task), definition_->options.on_connect_timeout);
-  }
-  sleep_.touch();
-}
-
-std::shared_ptr<Connection> ActorInstance::find_connection(const std::string& conn_id) const {
-  return conns_.find(conn_id);
-}
-
-Task<bool> ActorInstance::connection_closed(std::string conn_id,
-                                            std::uint16_t code,
-                                            std::string reason) {
-  auto self = shared_from_this();
-  auto conn = find_connection(conn_id);
-  if (!conn) {
-    co_return false;
-  }
-  auto op = end_connection(std::move(conn), code, std::move(reason));
-  co_await std::move(op);
-  co_return true;
-}
-
-Task<void> ActorInstance::end_connection(std::shared_ptr<Connection> conn,
-                                         std::uint16_t code,
-                                         std::string reason) {
-  auto self = shared_from_this();
-  if (conn->ending) {
-    co_return;  // the other side is ending it already: one close handler, one on_disconnect
-  }
-  conn->ending = true;
-  if (conn->raw_socket && conn->raw_socket->on_close) {
-    // Awaited and counted, so an async close handler keeps the actor awake and a stopping actor
-    // waits for it (within the grace period).
-    auto work = track(WorkKind::kWsCallback);
-    auto handler = conn->raw_socket->on_close;
-    auto task = handler(code, reason);
-    co_await guarded("websocket close", actor_id_, std::move(task));
-  }
-  conn->close(code, reason);
-  auto op = close_connection(conn);
-  co_await std::move(op);
-  if (conn->raw_socket) {
-    conn->raw_socket->on_message = nullptr;
-    conn->raw_socket->on_close = nullptr;
-  }
-}
-
 ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
                                                client::ToServer message) {
   if (!lifecycle_.accepting()) {
     return Delivery::kRetry;
   }
-  auto conn = find_connection(conn_id);
+  auto conn = conns_.find(conn_id);
   if (!conn) {
     return Delivery::kGone;
   }
@@ -640,7 +417,7 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
     // Counted from now, so an action waiting for the strand already keeps the actor awake.
     auto work = track(WorkKind::kAction);
     auto run = [](std::shared_ptr<ActorInstance> self, std::shared_ptr<Connection> c,
-                  client::ActionRequest request, WorkScope scope) -> Task<void> {
+                  client::ActionRequest request, SleepGates::Work scope) -> Task<void> {
       auto action_op = self->run_action(c.get(), request.name, std::move(request.args));
       auto result = co_await std::move(action_op);
       const auto encoding = c->encoding();
@@ -674,50 +451,6 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
     note_message_taken(*conn);
   }
   return Delivery::kAccepted;
-}
-
-Task<Result<void>> ActorInstance::attach_raw_websocket(std::shared_ptr<Connection> conn,
-                                                       bool restored) {
-  auto self = shared_from_this();
-  const auto& hooks = definition_->hooks;
-  conn->raw_socket = std::make_shared<WebSocket::Impl>(weak_from_this(), conn, conn->request());
-  conn->raw_socket->restored = restored;
-  if (!hooks.on_websocket) {
-    co_return fail(route_not_found("/websocket" + conn->request().path));
-  }
-  auto work = track(WorkKind::kWsCallback);
-  auto task = hooks.on_websocket(this, conn.get(), WebSocket(conn->raw_socket));
-  co_return co_await guarded("onWebSocket", actor_id_, std::move(task));
-}
-
-Task<ActorInstance::Delivery> ActorInstance::deliver_raw(std::string conn_id,
-                                                         net::WsMessage message) {
-  auto self = shared_from_this();
-  if (!lifecycle_.accepting()) {
-    co_return Delivery::kRetry;
-  }
-  auto conn = find_connection(conn_id);
-  if (!conn || !conn->raw_socket) {
-    co_return Delivery::kGone;
-  }
-  auto handler = conn->raw_socket->on_message;  // a copy: the handler may replace itself
-  if (!handler) {
-    note_message_taken(*conn, message.data.size());
-    co_return Delivery::kAccepted;
-  }
-  auto work = track(WorkKind::kWsCallback);
-  std::optional<std::uint32_t> index;
-  if (message.index) {
-    index = *message.index;
-  }
-  const std::size_t bytes = message.data.size();
-  auto task = handler(WebSocketMessage{message.binary, std::move(message.data), index});
-  auto r = co_await guarded("websocket message", actor_id_, std::move(task));
-  if (!r) {
-    conn->close(1011, r.error().qualified_code());
-  }
-  note_message_taken(*conn, bytes);
-  co_return Delivery::kAccepted;
 }
 
 void ActorInstance::note_message_taken(const Connection& conn,

@@ -38,6 +38,7 @@
 
 #include "core/actor/abort_signal.hpp"
 #include "core/actor/actor_kv.hpp"
+#include "core/actor/connection_lifecycle.hpp"
 #include "core/actor/connection_set.hpp"
 #include "core/actor/lifecycle.hpp"
 #include "core/actor/message_acks.hpp"
@@ -74,10 +75,10 @@ class ActorInstance final : public detail::ActorApi,
                             private ActorKv::Host,
                             private MessageAcks::Host,
                             private ConnectionSet::Host,
+                            private ConnectionLifecycle::Host,
                             public std::enable_shared_from_this<ActorInstance> {
  public:
-  /// What a delivery to a connection achieved (see deliver()).
-  enum class Delivery { kAccepted, kRetry, kGone };
+  using Delivery = ConnectionLifecycle::Delivery;
 
   struct Spec {
     std::string actor_id;
@@ -104,6 +105,8 @@ class ActorInstance final : public detail::ActorApi,
   std::uint64_t durable_seq() const override { return gate_.durable(); }
   /// The connections: membership, records and outgoing frames (core/actor/connection_set.hpp).
   ConnectionSet& connections() { return conns_; }
+  /// Opening and ending connections, raw socket messages (core/actor/connection_lifecycle.hpp).
+  ConnectionLifecycle& connection_lifecycle() { return conn_life_; }
   const std::string& key_string() const { return key_string_; }
   const detail::ActorDefinitionData& definition() const { return *definition_; }
   const RuntimeConfig& config() const { return config_; }
@@ -115,30 +118,10 @@ class ActorInstance final : public detail::ActorApi,
 
   // ---- connections ----------------------------------------------------------------------------
 
-  /// Runs the connection preamble (on_before_connect, create_conn_state) and, on success, adds
-  /// the connection and runs on_connect. On failure nothing is left behind and no on_disconnect
-  /// runs (core-semantics.md §4).
-  Task<Result<std::shared_ptr<Connection>>> open_connection(
-      ConnKind kind,
-      Value params,
-      Request request,
-      protocol::client::Encoding encoding,
-      std::shared_ptr<net::WebSocket> transport);
-  /// Removes the connection and runs on_disconnect (once, however many times it is called).
-  Task<void> close_connection(std::shared_ptr<Connection> conn);
-  /// The live connection with this id, or nullptr.
-  std::shared_ptr<Connection> find_connection(const std::string& conn_id) const;
   /// Hands one client message of a connect socket to this instance. kRetry: the instance is
   /// stopping and the message was not taken (deliver it to the next instance); kGone: the
   /// connection no longer exists here.
   Delivery deliver(const std::string& conn_id, protocol::client::ToServer message);
-  /// Runs a raw WebSocket's message handler for one message (sequentially per socket).
-  Task<Delivery> deliver_raw(std::string conn_id, net::WsMessage message);
-  /// Runs on_websocket for a newly opened (or re-attached) raw socket.
-  Task<Result<void>> attach_raw_websocket(std::shared_ptr<Connection> conn, bool restored);
-  /// The socket of `conn_id` ended: runs its close handler and on_disconnect. False when this
-  /// instance has no such connection.
-  Task<bool> connection_closed(std::string conn_id, std::uint16_t code, std::string reason);
 
   // ---- actions and outputs --------------------------------------------------------------------
 
@@ -192,27 +175,17 @@ class ActorInstance final : public detail::ActorApi,
 
  private:
   /// Counts one unit of sleep-blocking (or stop-blocking) work while alive.
-  class WorkScope;
-  WorkScope track(WorkKind kind);
+  SleepGates::Work track(WorkKind kind) { return sleep_.track(kind, shared_from_this()); }
 
   Task<void> idle_watch();
   Task<void> run_background(Task<void> task, WorkKind kind);
   Task<void> run_handler();
-  void restore_connections(const std::vector<storage::PersistedConn>& conns);
   void request_stop(StopReason reason);
   /// Schedules a save of whatever changed (runtime-internal changes; mark_state_dirty is the
   /// user-facing one and refuses writes inside on_state_change).
   void request_save();
   /// Resumes at the end of the grace period (what is still running then is cancelled).
   Task<void> wait_hard_abort();
-  /// Ends a connection from the actor's side or the client's: the raw socket's close handler
-  /// (awaited), the transport close, then on_disconnect.
-  Task<void> end_connection(std::shared_ptr<Connection> conn,
-                            std::uint16_t code,
-                            std::string reason);
-  /// Runs a user hook with a time limit: `actor.callback_timed_out` when it is exceeded.
-  Task<Result<void>> run_hook(const char* what, Task<void> task, std::chrono::milliseconds limit);
-
 
   boost::asio::any_io_executor strand_;
   std::string actor_id_;
@@ -228,10 +201,8 @@ class ActorInstance final : public detail::ActorApi,
   SleepGates sleep_;
   std::unique_ptr<detail::UserActorData> data_;
   ConnectionSet conns_;
+  ConnectionLifecycle conn_life_;
   AbortSignal abort_;
-  /// Hibernated connections whose socket did not survive the sleep: restored for their
-  /// on_disconnect, which runs right after start.
-  std::vector<std::shared_ptr<Connection>> stale_conns_;
 
   Schedules schedules_;
   ActorKv kv_;
@@ -258,6 +229,16 @@ class ActorInstance final : public detail::ActorApi,
   // ---- ConnectionSet::Host -------------------------------------------------------------------
   void connections_changed() override;
   std::uint64_t output_seq() override;
+
+  // ---- ConnectionLifecycle::Host --------------------------------------------------------------
+  detail::ActorApi* hooks_target() override { return this; }
+  /// Runs a user hook with a time limit: `actor.callback_timed_out` when it is exceeded.
+  Task<Result<void>> run_hook(const char* what,
+                              Task<void> task,
+                              std::chrono::milliseconds limit) override;
+  void message_taken(const Connection& conn, std::size_t bytes) override {
+    note_message_taken(conn, bytes);
+  }
 
   // ---- MessageAcks::Host ---------------------------------------------------------------------
   void acks_need_save() override;

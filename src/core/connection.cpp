@@ -23,6 +23,10 @@ void Connection::send(std::string event, Array args) {
   owner_.send_event(*this, event, args);
 }
 
+void Connection::send_frame(net::WsMessage frame) {
+  owner_.send_frame(*this, std::move(frame));
+}
+
 void Connection::mark_state_dirty() {
   if (hibernatable_) {
     owner_.mark_dirty(id_);

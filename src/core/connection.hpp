@@ -48,6 +48,9 @@ class Connection final : public detail::ConnApi {
   bool is_hibernatable() const override { return hibernatable_; }
   const Request& request() const override { return request_; }
 
+  /// Queues a frame behind the actor's current checkpoint (ConnectionSet::send_frame).
+  void send_frame(net::WsMessage frame);
+
   ConnKind kind() const { return kind_; }
   void set_hibernatable(bool h) { hibernatable_ = h; }
   const std::set<std::string, std::less<>>& subscriptions() const { return subscriptions_; }

@@ -89,4 +89,10 @@ Error method_not_allowed() {
   return Error{"actor", "method_not_allowed", "Method not allowed", std::nullopt, true};
 }
 
+Error actor_stopping() {
+  return Error{"actor", "stopping",
+               "Actor stopping: Cannot accept new work while actor is stopping", std::nullopt,
+               false};
+}
+
 }  // namespace rivetkit::core

@@ -28,5 +28,7 @@ Error outgoing_too_long();
 Error invalid_request(std::string message);
 Error action_timed_out();
 Error method_not_allowed();
+/// The actor is stopping and takes no new work (a connection opened meanwhile).
+Error actor_stopping();
 
 }  // namespace rivetkit::core

@@ -1,6 +1,5 @@
 #include "core/raw_websocket.hpp"
 
-#include "core/actor_instance.hpp"
 #include "net/websocket.hpp"
 
 #include <stdexcept>
@@ -10,10 +9,10 @@ namespace rivetkit {
 
 namespace {
 void send_frame(const std::shared_ptr<WebSocket::Impl>& impl, net::WsMessage msg) {
-  auto instance = impl->instance.lock();
+  auto owner = impl->owner.lock();
   auto conn = impl->conn.lock();
-  if (instance && conn) {
-    instance->connections().send_frame(*conn, std::move(msg));
+  if (owner && conn) {
+    conn->send_frame(std::move(msg));
   }
 }
 }  // namespace

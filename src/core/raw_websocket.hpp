@@ -9,20 +9,15 @@
 #include <functional>
 #include <memory>
 
-namespace rivetkit::core {
-class ActorInstance;
-}
-
 namespace rivetkit {
 
 class WebSocket::Impl {
  public:
-  Impl(std::weak_ptr<core::ActorInstance> owner,
-       std::weak_ptr<core::Connection> connection,
-       Request req)
-      : instance(std::move(owner)), conn(std::move(connection)), request(std::move(req)) {}
+  Impl(std::weak_ptr<void> owner_of_conn, std::weak_ptr<core::Connection> connection, Request req)
+      : owner(std::move(owner_of_conn)), conn(std::move(connection)), request(std::move(req)) {}
 
-  std::weak_ptr<core::ActorInstance> instance;
+  /// The actor instance that owns the connection (a send needs both alive).
+  std::weak_ptr<void> owner;
   std::weak_ptr<core::Connection> conn;
   Request request;
   bool restored = false;

@@ -160,7 +160,7 @@ Task<Result<T>> on_current_instance(ActorTarget& target, Make make) {
 // leaves only once the state it depends on is durable.
 Task<Result<void>> finish_transient(std::shared_ptr<ActorInstance> instance,
                                     std::shared_ptr<Connection> conn) {
-  auto close_op = instance->close_connection(std::move(conn));
+  auto close_op = instance->connection_lifecycle().close(std::move(conn));
   co_await std::move(close_op);
   std::uint64_t seq = instance->checkpoint();
   auto durable_op = instance->wait_durable(seq);
@@ -173,8 +173,8 @@ Task<Result<Value>> http_action_on_strand(std::shared_ptr<ActorInstance> instanc
                                           client::Encoding encoding,
                                           std::string name,
                                           Array args) {
-  auto open_op =
-      instance->open_connection(ConnKind::kHttp, params, std::move(request), encoding, nullptr);
+  auto open_op = instance->connection_lifecycle().open(ConnKind::kHttp, params, std::move(request),
+                                                       encoding, nullptr);
   auto conn = co_await std::move(open_op);
   if (!conn) {
     co_return fail(conn.error());
@@ -268,8 +268,8 @@ Task<Result<Response>> raw_request_on_strand(std::shared_ptr<ActorInstance> inst
                                              Value params,
                                              Request request) {
   const auto& hooks = instance->definition().hooks;
-  auto open_op = instance->open_connection(ConnKind::kRawRequest, params, request,
-                                           client::Encoding::kJson, nullptr);
+  auto open_op = instance->connection_lifecycle().open(ConnKind::kRawRequest, params, request,
+                                                       client::Encoding::kJson, nullptr);
   auto conn = co_await std::move(open_op);
   if (!conn) {
     co_return fail(conn.error());
@@ -334,7 +334,7 @@ Task<ActorInstance::Delivery> deliver_on_strand(std::shared_ptr<ActorInstance> i
 Task<ActorInstance::Delivery> deliver_raw_on_strand(std::shared_ptr<ActorInstance> instance,
                                                     std::string conn_id,
                                                     net::WsMessage message) {
-  auto op = instance->deliver_raw(std::move(conn_id), std::move(message));
+  auto op = instance->connection_lifecycle().deliver_raw(std::move(conn_id), std::move(message));
   co_return co_await std::move(op);
 }
 
@@ -342,7 +342,8 @@ Task<bool> closed_on_strand(std::shared_ptr<ActorInstance> instance,
                             std::string conn_id,
                             std::uint16_t code,
                             std::string reason) {
-  auto op = instance->connection_closed(std::move(conn_id), code, std::move(reason));
+  auto op =
+      instance->connection_lifecycle().socket_closed(std::move(conn_id), code, std::move(reason));
   co_return co_await std::move(op);
 }
 
@@ -407,8 +408,8 @@ Task<Result<std::shared_ptr<Connection>>> connect_on_strand(
     Request request,
     client::Encoding encoding,
     std::shared_ptr<net::WebSocket> socket) {
-  auto open_op = instance->open_connection(ConnKind::kActorConnect, std::move(params),
-                                           std::move(request), encoding, socket);
+  auto open_op = instance->connection_lifecycle().open(ConnKind::kActorConnect, std::move(params),
+                                                       std::move(request), encoding, socket);
   auto conn = co_await std::move(open_op);
   if (conn) {
     instance->connections().send_message(
@@ -511,16 +512,17 @@ Task<Result<std::shared_ptr<Connection>>> raw_ws_open_on_strand(
     Value params,
     Request request,
     std::shared_ptr<net::WebSocket> socket) {
-  auto open_op = instance->open_connection(ConnKind::kRawWebSocket, std::move(params),
-                                           std::move(request), client::Encoding::kBare, socket);
+  auto open_op =
+      instance->connection_lifecycle().open(ConnKind::kRawWebSocket, std::move(params),
+                                            std::move(request), client::Encoding::kBare, socket);
   auto conn = co_await std::move(open_op);
   if (!conn) {
     co_return fail(conn.error());
   }
-  auto attach_op = instance->attach_raw_websocket(*conn, false);
+  auto attach_op = instance->connection_lifecycle().attach_raw(*conn, false);
   auto attached = co_await std::move(attach_op);
   if (!attached) {
-    auto close_op = instance->close_connection(*conn);
+    auto close_op = instance->connection_lifecycle().close(*conn);
     co_await std::move(close_op);
     co_return fail(attached.error());
   }

@@ -1,6 +1,7 @@
 #include "core/actor/sleep_gates.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace rivetkit::core {
 
@@ -99,6 +100,26 @@ util::SteadyTime SleepGates::sleep_deadline() const {
     deadline = std::max(deadline, started_at_ + first_request_grace_);
   }
   return deadline;
+}
+
+SleepGates::Work::Work(SleepGates& gates, WorkKind kind, std::shared_ptr<void> owner)
+    : gates_(&gates), kind_(kind), owner_(std::move(owner)) {
+  if (kind_ == WorkKind::kAction || kind_ == WorkKind::kWsCallback
+      || kind_ == WorkKind::kDisconnect) {
+    gates_->note_request();
+  }
+  gates_->enter(kind_);
+}
+
+SleepGates::Work::Work(Work&& other) noexcept
+    : gates_(std::exchange(other.gates_, nullptr)),
+      kind_(other.kind_),
+      owner_(std::move(other.owner_)) {}
+
+SleepGates::Work::~Work() {
+  if (gates_ != nullptr) {
+    gates_->leave(kind_);
+  }
 }
 
 }  // namespace rivetkit::core

@@ -2,8 +2,8 @@
 // SleepGates: what keeps an actor awake, and when an idle one goes to sleep
 // (core-semantics.md §1.3).
 //
-// Each kind of work is a counted gate: entered when the work begins, left when it ends (a
-// WorkScope in the instance does both). Any change restarts the idle period, so an actor sleeps
+// Each kind of work is a counted gate: entered when the work begins, left when it ends (a Work
+// scope does both). Any change restarts the idle period, so an actor sleeps
 // `sleep_timeout` after its last activity ends. `keeps_awake()` names the first kind that is
 // open, which the instance's can_sleep answer turns into an AwakeReason: logged at debug when an
 // actor stays awake, read by tests (and later by the inspector).
@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -62,6 +63,27 @@ class SleepGates {
              std::chrono::milliseconds first_request_grace);
   SleepGates(const SleepGates&) = delete;
   SleepGates& operator=(const SleepGates&) = delete;
+
+  /// One unit of counted work, from construction to destruction. A client's work (an action, a
+  /// socket callback, a disconnect) also counts as a request. `owner` keeps these gates' owner
+  /// alive while the work is counted.
+  class Work {
+   public:
+    Work(SleepGates& gates, WorkKind kind, std::shared_ptr<void> owner);
+    Work(Work&& other) noexcept;
+    Work(const Work&) = delete;
+    Work& operator=(const Work&) = delete;
+    Work& operator=(Work&&) = delete;
+    ~Work();
+
+   private:
+    SleepGates* gates_;
+    WorkKind kind_;
+    std::shared_ptr<void> owner_;
+  };
+  Work track(WorkKind kind, std::shared_ptr<void> owner) {
+    return Work(*this, kind, std::move(owner));
+  }
 
   void enter(WorkKind kind);
   void leave(WorkKind kind);

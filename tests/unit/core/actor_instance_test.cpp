@@ -322,8 +322,9 @@ TEST_F(InstanceTest, ReplyWaitsUntilTheStateChangeIsDurable) {
 TEST_F(InstanceTest, EventsAndResponsesLeaveInOrderAfterTheCommit) {
   auto inst = started();
   auto socket = std::make_shared<RecordingSocket>();
-  auto open = spawn(inst, inst->open_connection(ConnKind::kActorConnect, Value{}, Request{},
-                                                protocol::client::Encoding::kJson, socket));
+  auto open =
+      spawn(inst, inst->connection_lifecycle().open(ConnKind::kActorConnect, Value{}, Request{},
+                                                    protocol::client::Encoding::kJson, socket));
   settle();
   ASSERT_TRUE(*open && **open);
   auto conn = ***open;
@@ -356,8 +357,9 @@ TEST_F(InstanceTest, EventsAndResponsesLeaveInOrderAfterTheCommit) {
 TEST_F(InstanceTest, FailedCommitFailsTheReplyAndClosesGatedConnections) {
   auto inst = started();
   auto socket = std::make_shared<RecordingSocket>();
-  auto open = spawn(inst, inst->open_connection(ConnKind::kActorConnect, Value{}, Request{},
-                                                protocol::client::Encoding::kJson, socket));
+  auto open =
+      spawn(inst, inst->connection_lifecycle().open(ConnKind::kActorConnect, Value{}, Request{},
+                                                    protocol::client::Encoding::kJson, socket));
   settle();
   auto conn = ***open;
   conn->subscribe("newCount");
@@ -556,8 +558,9 @@ TEST_F(InstanceTest, ActionTimeoutCancelsTheAction) {
 
 TEST_F(InstanceTest, RejectedConnectionIsNeverAddedAndGetsNoDisconnect) {
   auto inst = started();
-  auto open = spawn(inst, inst->open_connection(ConnKind::kHttp, Value{"deny"}, Request{},
-                                                protocol::client::Encoding::kJson, nullptr));
+  auto open =
+      spawn(inst, inst->connection_lifecycle().open(ConnKind::kHttp, Value{"deny"}, Request{},
+                                                    protocol::client::Encoding::kJson, nullptr));
   settle();
   ASSERT_TRUE(*open);
   ASSERT_FALSE(**open);
@@ -568,15 +571,16 @@ TEST_F(InstanceTest, RejectedConnectionIsNeverAddedAndGetsNoDisconnect) {
 
 TEST_F(InstanceTest, DisconnectRunsOnce) {
   auto inst = started();
-  auto open = spawn(inst, inst->open_connection(ConnKind::kHttp, Value{}, Request{},
-                                                protocol::client::Encoding::kJson, nullptr));
+  auto open =
+      spawn(inst, inst->connection_lifecycle().open(ConnKind::kHttp, Value{}, Request{},
+                                                    protocol::client::Encoding::kJson, nullptr));
   settle();
   auto conn = ***open;
   auto a = spawn(inst,
                  [](std::shared_ptr<ActorInstance> i, std::shared_ptr<Connection> c) -> Task<bool> {
-                   auto first = i->close_connection(c);
+                   auto first = i->connection_lifecycle().close(c);
                    co_await std::move(first);
-                   auto second = i->close_connection(c);
+                   auto second = i->connection_lifecycle().close(c);
                    co_await std::move(second);
                    co_return true;
                  }(inst, conn));
@@ -591,8 +595,9 @@ TEST_F(InstanceTest, DisconnectRunsOnce) {
 TEST_F(InstanceTest, AnActionReplyWaitsUntilItsMessageIndexIsDurable) {
   auto inst = started();
   auto socket = std::make_shared<ResumableSocket>();
-  auto open = spawn(inst, inst->open_connection(ConnKind::kActorConnect, Value{}, Request{},
-                                                protocol::client::Encoding::kJson, socket));
+  auto open =
+      spawn(inst, inst->connection_lifecycle().open(ConnKind::kActorConnect, Value{}, Request{},
+                                                    protocol::client::Encoding::kJson, socket));
   for (int i = 0; i < 4 && !*open; ++i) {
     settle();
     store.release_all();

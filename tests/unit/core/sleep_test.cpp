@@ -152,15 +152,15 @@ TEST_F(SleepTest, AConnectionThatCannotHibernateKeepsItAwake) {
   ASSERT_TRUE(inst);
   // (Each operation is made before it is awaited: GCC 12 mishandles temporaries inside a
   // co_await expression, cpp-guide.md.)
-  auto open = inst->open_connection(ConnKind::kHttp, Value{}, Request{},
-                                    protocol::client::Encoding::kJson, nullptr);
+  auto open = inst->connection_lifecycle().open(ConnKind::kHttp, Value{}, Request{},
+                                                protocol::client::Encoding::kJson, nullptr);
   auto opened = asio::co_spawn(inst->strand(), std::move(open), asio::use_awaitable);
   auto conn = run(std::move(opened));
   ASSERT_TRUE(conn) << conn.error().message;
   EXPECT_EQ(reason(inst), AwakeReason::kConnection);
   advance(seconds(31));
   EXPECT_FALSE(asleep());
-  auto close = inst->close_connection(*conn);
+  auto close = inst->connection_lifecycle().close(*conn);
   run(asio::co_spawn(inst->strand(), std::move(close), asio::use_awaitable));
   EXPECT_EQ(reason(inst), std::nullopt);
   advance(seconds(31));
