@@ -416,14 +416,21 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
   if (auto* action = std::get_if<client::ActionRequest>(&message)) {
     // Counted from now, so an action waiting for the strand already keeps the actor awake.
     auto work = track(WorkKind::kAction);
+    // Due from now: the write of the action's own changes carries its index (message_acks.hpp).
+    std::optional<std::uint16_t> index;
+    if (auto point = conn->transport() ? conn->transport()->resume_point() : std::nullopt) {
+      index = point->last_received;
+    }
+    note_message_taken(*conn);
     auto run = [](std::shared_ptr<ActorInstance> self, std::shared_ptr<Connection> c,
-                  client::ActionRequest request, SleepGates::Work scope) -> Task<void> {
+                  client::ActionRequest request, std::optional<std::uint16_t> taken_index,
+                  SleepGates::Work scope) -> Task<void> {
       auto action_op = self->run_action(c.get(), request.name, std::move(request.args));
       auto result = co_await std::move(action_op);
       const auto encoding = c->encoding();
-      // Saved with the state the action changed, so the reply, the state and the message's
-      // acknowledgement become durable together (reply_follows: see note_message_taken).
-      self->note_message_taken(*c, 0, true);
+      // The reply leaves only once the message's index is durable (reply_follows: see
+      // note_message_taken); usually the write of the action's state carries it already.
+      self->note_message_taken(*c, 0, true, taken_index);
       if (result) {
         std::string frame = client::encode_to_client(
             encoding, client::ToClient{client::ActionResponse{request.id, std::move(*result)}});
@@ -439,7 +446,7 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
       self->conns_.send_message(*c, client::ToClient{std::move(msg)});
       (void)scope;
     };
-    util::spawn(strand_, run(shared_from_this(), conn, std::move(*action), std::move(work)),
+    util::spawn(strand_, run(shared_from_this(), conn, std::move(*action), index, std::move(work)),
                 "connection action");
   } else {
     auto& sub = std::get<client::SubscriptionRequest>(message);
@@ -455,7 +462,8 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
 
 void ActorInstance::note_message_taken(const Connection& conn,
                                        std::size_t bytes,
-                                       bool reply_follows) {
+                                       bool reply_follows,
+                                       std::optional<std::uint16_t> index) {
   // A resumable socket acknowledges an inbound message only once its index is durable with the
   // connection (envoy-protocol.md §4.11); when that save happens: core/actor/message_acks.hpp.
   if (!conn.is_hibernatable()) {
@@ -465,7 +473,7 @@ void ActorInstance::note_message_taken(const Connection& conn,
   if (!transport || !transport->resume_point()) {
     return;
   }
-  acks_.taken(conn.id(), bytes, reply_follows);
+  acks_.taken(conn.id(), bytes, reply_follows, index);
 }
 
 // ---- actions
@@ -583,6 +591,16 @@ std::optional<OutputGate::Write> ActorInstance::take_write() {
   // a save of only indexes holds nothing back, unless a reply waits for one.
   const bool gating = !write.empty() || acks_.gates_output();
   conns_.add_records(acks_.take(gating), write);
+  if (gating) {
+    for (const auto& record : write.conn_upserts) {
+      if (!record.gateway_id.empty()) {
+        acks_.written(record.conn_id, record.client_message_index);
+      }
+    }
+  }
+  for (const auto& id : write.conn_deletes) {
+    acks_.forget(id);
+  }
   if (write.empty()) {
     return std::nullopt;
   }

@@ -135,11 +135,12 @@ class ActorInstance final : public detail::ActorApi,
   protocol::client::ActorSpecifier specifier() const;
 
   /// Message `conn`'s resume point names was taken: its index must be saved with the connection
-  /// before the gateway may drop it (and re-send it no more). `reply_follows`: a reply to it is
-  /// about to be queued, and must not leave before the index is durable.
+  /// before the gateway may drop it (and re-send it no more). `reply_follows`: a reply to it,
+  /// message `index`, is about to be queued, and must not leave before the index is durable.
   void note_message_taken(const Connection& conn,
                           std::size_t bytes = 0,
-                          bool reply_follows = false);
+                          bool reply_follows = false,
+                          std::optional<std::uint16_t> index = std::nullopt);
 
   // ---- detail::ActorApi -----------------------------------------------------------------------
   const std::string& actor_id() const override { return actor_id_; }

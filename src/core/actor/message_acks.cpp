@@ -4,7 +4,18 @@ namespace rivetkit::core {
 
 MessageAcks::MessageAcks(util::Clock& clock, Host& host) : clock_(clock), host_(host) {}
 
-void MessageAcks::taken(const std::string& conn_id, std::size_t bytes, bool reply_follows) {
+void MessageAcks::taken(const std::string& conn_id,
+                        std::size_t bytes,
+                        bool reply_follows,
+                        std::optional<std::uint16_t> index) {
+  if (reply_follows && index) {
+    auto saved = gated_index_.find(conn_id);
+    // Indexes wrap at 2^16: `saved` covers `index` when it is not behind it (serial numbers).
+    if (saved != gated_index_.end()
+        && static_cast<std::int16_t>(static_cast<std::uint16_t>(saved->second - *index)) >= 0) {
+      return;  // a write the reply waits for anyway carries it
+    }
+  }
   due_.insert(conn_id);
   due_bytes_ += bytes;
   if (reply_follows && host_.replies_held()) {
@@ -22,6 +33,15 @@ void MessageAcks::taken(const std::string& conn_id, std::size_t bytes, bool repl
   }
   delay_armed_ = true;
   host_.spawn_task(delay(), "save message indexes");
+}
+
+void MessageAcks::written(const std::string& conn_id, std::uint16_t index) {
+  gated_index_[conn_id] = index;
+}
+
+void MessageAcks::forget(const std::string& conn_id) {
+  gated_index_.erase(conn_id);
+  due_.erase(conn_id);
 }
 
 Task<void> MessageAcks::delay() {

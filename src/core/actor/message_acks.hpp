@@ -10,13 +10,18 @@
 // kSaveDelay (a stream of read-only messages costs one write per interval, not one per message,
 // and holds no reply back), or at once once kSaveBytes of inbound data wait.
 //
-// One rule keeps a completed action from running twice: when a reply is about to be queued
-// while a write that holds replies back is under way or queued (the action's own changes may be
-// in it, since the save its change asked for can run before the action returns), the index
-// joins the next write and that write holds outputs back, the reply included. A reply held by
-// nothing (a read-only action, or durable_replies off) keeps the debounced save: re-running a
-// read after a crash changes nothing. Otherwise a crash after the reply and
-// before the index was saved makes the gateway re-send the message to the next instance.
+// Two rules keep a completed action from running twice (a crash after its state is durable but
+// before its index is would make the gateway re-send the message to the next instance):
+// - An action's message is due from its delivery, so the write of the action's own state change
+//   (which can start before the action returns: the save its change asked for runs at the end of
+//   that turn) carries the index too, and both become durable together. Such a write, one that
+//   holds outputs back, records the index it saved per connection (written).
+// - When the reply is about to be queued, an index that a write holding outputs back already
+//   carries needs nothing more (the reply waits for that write or a later one). Otherwise, while
+//   a write that holds replies back is under way or queued, the index joins the next write and
+//   that write holds outputs back, the reply included. A reply held by nothing (a read-only
+//   action, or durable_replies off) keeps the debounced save: re-running a read after a crash
+//   changes nothing.
 //
 // Single strand. The Host is the instance: it asks for a save and spawns the delay.
 
@@ -25,6 +30,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -57,8 +65,15 @@ class MessageAcks {
   MessageAcks& operator=(const MessageAcks&) = delete;
 
   /// A message of connection `conn_id` was taken (`bytes` of it). `reply_follows`: a reply to
-  /// it is about to be queued.
-  void taken(const std::string& conn_id, std::size_t bytes, bool reply_follows);
+  /// it, message `index`, is about to be queued.
+  void taken(const std::string& conn_id,
+             std::size_t bytes,
+             bool reply_follows,
+             std::optional<std::uint16_t> index = std::nullopt);
+  /// A write that holds outputs back carries `conn_id`'s record, saved with message `index`.
+  void written(const std::string& conn_id, std::uint16_t index);
+  /// The connection's record is gone.
+  void forget(const std::string& conn_id);
 
   /// Whether the next write must hold outputs back because of a due index.
   bool gates_output() const { return gates_output_; }
@@ -73,6 +88,8 @@ class MessageAcks {
   util::Clock& clock_;
   Host& host_;
   std::set<std::string> due_;
+  /// Per connection, the index its record had in the latest write that holds outputs back.
+  std::map<std::string, std::uint16_t, std::less<>> gated_index_;
   std::size_t due_bytes_ = 0;
   bool delay_armed_ = false;
   bool save_due_ = false;      // the delay ran out, or kSaveBytes wait

@@ -636,5 +636,44 @@ TEST_F(InstanceTest, AnActionReplyWaitsUntilItsMessageIndexIsDurable) {
   EXPECT_TRUE(index_durable) << "the reply left before message 5 was durable with the connection";
 }
 
+// The write of an action's own state change carries the action's message index too, so state and
+// acknowledgement become durable together and the reply waits for one write, not two in a row
+// (engine mode's increment latency).
+TEST_F(InstanceTest, AnActionsIndexRidesInTheWriteOfItsOwnStateChange) {
+  auto inst = started();
+  auto socket = std::make_shared<ResumableSocket>();
+  auto open =
+      spawn(inst, inst->connection_lifecycle().open(ConnKind::kActorConnect, Value{}, Request{},
+                                                    protocol::client::Encoding::kJson, socket));
+  for (int i = 0; i < 4 && !*open; ++i) {
+    settle();
+    store.release_all();
+  }
+  settle();
+  store.release_all();
+  settle();
+  ASSERT_TRUE(*open && **open);
+  auto conn = ***open;
+  ASSERT_EQ(store.pending(), 0u);
+
+  socket->taken = 9;  // the session took message 9: increment(1)
+  ASSERT_EQ(
+      inst->deliver(conn->id(), protocol::client::ActionRequest{3, "increment", Array{Value{1}}}),
+      ActorInstance::Delivery::kAccepted);
+  settle();
+  ASSERT_EQ(store.pending(), 1u) << "one write for the action";
+  const auto& write = store.pending_write(0);
+  EXPECT_TRUE(write.state.has_value());
+  ASSERT_EQ(write.conn_upserts.size(), 1u);
+  EXPECT_EQ(write.conn_upserts[0].client_message_index, 9);
+  EXPECT_TRUE(socket->sent.empty()) << "the reply waits for the write";
+
+  store.release_all();
+  settle();
+  ASSERT_EQ(socket->sent.size(), 1u);
+  EXPECT_NE(socket->sent[0].data.find("ActionResponse"), std::string::npos);
+  EXPECT_EQ(store.pending(), 0u) << "no second write before the reply";
+}
+
 }  // namespace
 }  // namespace rivetkit::core
