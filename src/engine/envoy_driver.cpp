@@ -375,13 +375,27 @@ void EnvoyDriver::alarm_changed(const std::string& actor_id, std::optional<std::
 std::shared_ptr<net::WebSocket> EnvoyDriver::hibernated_socket(
     const storage::PersistedConn& record) {
   if (auto held = sockets_.find(record.conn_id)) {
+    const auto key = record.gateway_id + record.request_id;
     std::lock_guard lock(restore_mutex_);
-    if (listed_hibernating_.count(record.gateway_id + record.request_id) != 0) {
+    if (listed_hibernating_.count(key) != 0) {
+      unlisted_once_.erase(key);
       return held;  // it waited in this process while the actor slept
     }
-    // The engine no longer lists it: the client left while the actor slept. The connection is
-    // restored without a socket (its on_disconnect runs) and the socket here ends without a word
-    // to the gateway, which has dropped the request (a close would make it reopen one).
+    if (unlisted_once_.count(key) == 0) {
+      // Not listed, maybe only not yet: the gateway records a hibernating request a moment
+      // after the sleep began (docs/engine-mode.md, "Restore"). The socket stays; if its client
+      // did leave, the gateway reopens the request to say so (handle_websocket) or the next
+      // start does not list it either.
+      std::erase_if(unlisted_once_, [](const auto& e) { return e.second.expired(); });
+      unlisted_once_[key] = held;
+      log::debug("hibernated socket held here but not listed at this start; kept conn_id={}",
+                 record.conn_id);
+      return held;
+    }
+    unlisted_once_.erase(key);
+    // Not listed twice: the client left while the actor slept. The connection is restored
+    // without a socket (its on_disconnect runs) and the socket here ends without a word to the
+    // gateway, which has dropped the request (a close would make it reopen one).
     asio::post(
         link_->strand(), [self = shared_from_this(), key = record.gateway_id + record.request_id] {
           auto it = self->sockets_by_request_.find(key);
@@ -710,7 +724,23 @@ Task<void> EnvoyDriver::handle_websocket(std::shared_ptr<EnvoyDriver> self,
                                          envoy::GatewayId gateway_id,
                                          envoy::RequestId request_id,
                                          envoy::ToEnvoyWebSocketOpen open) {
-  if (self->gone_requests_.count(key) != 0) {
+  auto held = self->sockets_by_request_.find(key);
+  bool held_open = false;
+  if (held != self->sockets_by_request_.end() && !held->second->closed()) {
+    std::lock_guard lock(self->restore_mutex_);
+    held_open = self->unlisted_once_.erase(key) != 0;
+  }
+  if (held_open) {
+    // A held socket the last start did not list (hibernated_socket kept it): a wake resumes a
+    // hibernated request without an open, so this open is the gateway delivering the close of a
+    // client that left while the actor slept. The held socket ends (its connection's
+    // on_disconnect runs) and the new one is drained below.
+    log::debug("actor {}: reopened request of a held socket; its client left during sleep",
+               open.actor_id);
+    held->second->on_remote_close(1001, "ws.client_gone_during_sleep");
+    self->sockets_by_request_.erase(held);
+  }
+  if (held_open || self->gone_requests_.count(key) != 0) {
     // The gateway reopening a hibernated request whose client left while the actor slept, to
     // deliver that close (its connection was restored and ended at the wake, on_disconnect
     // included). The socket is accepted, so the gateway stops retrying, and drained without

@@ -175,6 +175,11 @@ class EnvoyDriver final : public core::LifecycleDriver,
   /// actor: a socket held here whose request is not listed is gone (the client left while the
   /// actor slept; the gateway does not tell a sleeping actor).
   std::map<std::string, std::string> listed_hibernating_;  // stream key -> actor id
+  /// Held sockets a start did not list once (stream key): kept, since the gateway records a
+  /// hibernating request only after a short delay (up to ~128 ms of jitter plus a write), so a
+  /// wake right after a sleep may not list it yet. A second start that does not list it, or the
+  /// gateway reopening the request, ends it.
+  std::map<std::string, std::weak_ptr<net::WebSocket>> unlisted_once_;
 };
 
 }  // namespace rivetkit::engine
