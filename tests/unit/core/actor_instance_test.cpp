@@ -5,6 +5,7 @@
 #include "core/actor_instance.hpp"
 
 #include "protocol/cbor/cbor.hpp"
+#include "recording_socket.hpp"
 #include <rivetkit/rivetkit.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -22,6 +23,7 @@ namespace rivetkit::core {
 namespace {
 
 namespace asio = boost::asio;
+using testing::RecordingSocket;
 
 // A store whose commits wait in a queue until released (or failed) by the test.
 class GatedStore final : public storage::ActorStore {
@@ -117,36 +119,6 @@ class StoreRef final : public storage::ActorStore {
 
  private:
   GatedStore& s_;
-};
-
-// Records frames sent to a connection.
-class RecordingSocket final : public net::WebSocket {
- public:
-  std::vector<net::WsMessage> sent;
-  std::optional<net::WsCloseInfo> closed;
-  void send(net::WsMessage m) override { sent.push_back(std::move(m)); }
-  void close(std::uint16_t code, std::string reason) override {
-    closed = net::WsCloseInfo{code, std::move(reason)};
-  }
-  Task<std::optional<net::WsMessage>> receive() override { co_return std::nullopt; }
-  net::WsCloseInfo close_info() const override { return closed.value_or(net::WsCloseInfo{}); }
-  std::size_t buffered_bytes() const override { return 0; }
-};
-
-// A socket that can be resumed elsewhere (engine mode): its resume point carries the last
-// inbound index the session took, which a save of the connection records.
-class ResumableSocket final : public net::WebSocket {
- public:
-  std::vector<net::WsMessage> sent;
-  std::uint16_t taken = 0;
-  void send(net::WsMessage m) override { sent.push_back(std::move(m)); }
-  void close(std::uint16_t, std::string) override {}
-  Task<std::optional<net::WsMessage>> receive() override { co_return std::nullopt; }
-  net::WsCloseInfo close_info() const override { return {}; }
-  std::size_t buffered_bytes() const override { return 0; }
-  std::optional<net::WsResumePoint> resume_point() const override {
-    return net::WsResumePoint{"gw01", "rq01", taken, 0};
-  }
 };
 
 struct CounterState {
@@ -258,7 +230,31 @@ class InstanceTest : public ::testing::Test {
     EXPECT_TRUE(*done && **done) << "start did not complete";
     return inst;
   }
+
+  // Opens a connect socket and lets every write it causes become durable; nullptr on failure.
+  std::shared_ptr<Connection> opened(const std::shared_ptr<ActorInstance>& inst,
+                                     std::shared_ptr<net::WebSocket> socket) {
+    auto open =
+        spawn(inst, inst->connection_lifecycle().open(ConnKind::kActorConnect, Value{}, Request{},
+                                                      protocol::client::Encoding::kJson, socket));
+    for (int i = 0; i < 4 && !*open; ++i) {
+      settle();
+      store.release_all();
+    }
+    settle();
+    store.release_all();
+    settle();
+    return *open && **open ? ***open : nullptr;
+  }
 };
+
+// A socket of engine mode: its resume point carries the last inbound index the session took,
+// which a save of the connection records.
+std::shared_ptr<RecordingSocket> resumable_socket() {
+  auto socket = std::make_shared<RecordingSocket>();
+  socket->point = net::WsResumePoint{"gw01", "rq01", 0, 0};
+  return socket;
+}
 
 std::int64_t count_of(const std::string& cbor) {
   auto v = protocol::cbor_decode(cbor);
@@ -594,22 +590,12 @@ TEST_F(InstanceTest, DisconnectRunsOnce) {
 // the next instance (a counter incremented twice for one acknowledged call).
 TEST_F(InstanceTest, AnActionReplyWaitsUntilItsMessageIndexIsDurable) {
   auto inst = started();
-  auto socket = std::make_shared<ResumableSocket>();
-  auto open =
-      spawn(inst, inst->connection_lifecycle().open(ConnKind::kActorConnect, Value{}, Request{},
-                                                    protocol::client::Encoding::kJson, socket));
-  for (int i = 0; i < 4 && !*open; ++i) {
-    settle();
-    store.release_all();
-  }
-  settle();
-  store.release_all();
-  settle();
-  ASSERT_TRUE(*open && **open);
-  auto conn = ***open;
+  auto socket = resumable_socket();
+  auto conn = opened(inst, socket);
+  ASSERT_NE(conn, nullptr);
   const auto committed_before = store.committed.size();
 
-  socket->taken = 5;  // the session took message 5: increment(2)
+  socket->point->last_received = 5;  // the session took message 5: increment(2)
   auto delivered =
       inst->deliver(conn->id(), protocol::client::ActionRequest{0, "increment", Array{Value{2}}});
   ASSERT_EQ(delivered, ActorInstance::Delivery::kAccepted);
@@ -641,22 +627,12 @@ TEST_F(InstanceTest, AnActionReplyWaitsUntilItsMessageIndexIsDurable) {
 // (engine mode's increment latency).
 TEST_F(InstanceTest, AnActionsIndexRidesInTheWriteOfItsOwnStateChange) {
   auto inst = started();
-  auto socket = std::make_shared<ResumableSocket>();
-  auto open =
-      spawn(inst, inst->connection_lifecycle().open(ConnKind::kActorConnect, Value{}, Request{},
-                                                    protocol::client::Encoding::kJson, socket));
-  for (int i = 0; i < 4 && !*open; ++i) {
-    settle();
-    store.release_all();
-  }
-  settle();
-  store.release_all();
-  settle();
-  ASSERT_TRUE(*open && **open);
-  auto conn = ***open;
+  auto socket = resumable_socket();
+  auto conn = opened(inst, socket);
+  ASSERT_NE(conn, nullptr);
   ASSERT_EQ(store.pending(), 0u);
 
-  socket->taken = 9;  // the session took message 9: increment(1)
+  socket->point->last_received = 9;  // the session took message 9: increment(1)
   ASSERT_EQ(
       inst->deliver(conn->id(), protocol::client::ActionRequest{3, "increment", Array{Value{1}}}),
       ActorInstance::Delivery::kAccepted);

@@ -8,6 +8,7 @@
 
 #include "core/actor/hook_runner.hpp"
 #include "core/actor/stored_value.hpp"
+#include "recording_socket.hpp"
 #include <rivetkit/error.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -25,19 +26,7 @@ namespace {
 
 namespace asio = boost::asio;
 namespace client = protocol::client;
-
-class Socket final : public net::WebSocket {
- public:
-  std::vector<net::WsMessage> sent;
-  std::optional<net::WsCloseInfo> closed;
-  void send(net::WsMessage m) override { sent.push_back(std::move(m)); }
-  void close(std::uint16_t code, std::string reason) override {
-    closed = net::WsCloseInfo{code, std::move(reason)};
-  }
-  Task<std::optional<net::WsMessage>> receive() override { co_return std::nullopt; }
-  net::WsCloseInfo close_info() const override { return closed.value_or(net::WsCloseInfo{}); }
-  std::size_t buffered_bytes() const override { return 0; }
-};
+using Socket = testing::RecordingSocket;
 
 class ConnData final : public detail::UserConnData {
  public:

@@ -7,6 +7,7 @@
 #include "core/actor/connection_set.hpp"
 
 #include "core/actor/stored_value.hpp"
+#include "recording_socket.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@ namespace rivetkit::core {
 namespace {
 
 namespace client = protocol::client;
+using Socket = testing::RecordingSocket;
 
 class FakeHost final : public ConnectionSet::Host {
  public:
@@ -28,21 +30,6 @@ class FakeHost final : public ConnectionSet::Host {
   void connections_changed() override { ++changes; }
   std::uint64_t output_seq() override { return seq; }
   std::uint64_t durable_seq() const override { return durable; }
-};
-
-class Socket final : public net::WebSocket {
- public:
-  std::vector<net::WsMessage> sent;
-  std::optional<net::WsCloseInfo> closed;
-  std::optional<net::WsResumePoint> point;
-  void send(net::WsMessage m) override { sent.push_back(std::move(m)); }
-  void close(std::uint16_t code, std::string reason) override {
-    closed = net::WsCloseInfo{code, std::move(reason)};
-  }
-  Task<std::optional<net::WsMessage>> receive() override { co_return std::nullopt; }
-  net::WsCloseInfo close_info() const override { return closed.value_or(net::WsCloseInfo{}); }
-  std::size_t buffered_bytes() const override { return 0; }
-  std::optional<net::WsResumePoint> resume_point() const override { return point; }
 };
 
 class ConnData final : public detail::UserConnData {
