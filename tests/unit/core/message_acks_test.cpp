@@ -1,6 +1,7 @@
 // When inbound message indexes are saved, alone on a manual clock: they ride along with a write
 // that holds outputs back, go alone after the delay (one save for a burst), go at once past the
-// byte threshold, and hold a reply back when a write is already under way.
+// byte threshold, and hold a reply back when a write is already under way, unless a write that
+// holds outputs back already carries the reply's index.
 
 #include "core/actor/message_acks.hpp"
 
@@ -105,6 +106,35 @@ TEST_F(MessageAcksTest, AReplyWithNothingPendingWaitsForTheUsualSave) {
   EXPECT_EQ(host.saves, 0);
   advance(MessageAcks::kSaveDelay);
   EXPECT_EQ(host.saves, 1);
+}
+
+TEST_F(MessageAcksTest, AReplyWhoseIndexAGatingWriteCarriesNeedsNothingMore) {
+  host.pending = true;  // a write that holds replies back is under way
+  acks.written("c1", 7);
+  const int before = host.saves;
+  acks.taken("c1", 0, true, 7);  // covered: the reply waits for that write anyway
+  acks.taken("c1", 0, true, 5);  // an earlier message: covered too
+  EXPECT_EQ(host.saves, before);
+  EXPECT_FALSE(acks.gates_output());
+  EXPECT_FALSE(acks.any_due());
+
+  acks.taken("c1", 0, true, 8);  // not carried yet: the next write holds the reply back
+  EXPECT_TRUE(acks.gates_output());
+  EXPECT_EQ(acks.take(false), std::vector<std::string>{"c1"});
+}
+
+TEST_F(MessageAcksTest, CoverageFollowsIndexesAcrossTheirWrapAround) {
+  host.pending = true;
+  acks.written("c1", 3);  // after 65535 comes 0
+  acks.taken("c1", 0, true, 65534);
+  EXPECT_FALSE(acks.gates_output()) << "65534 came before 3";
+  acks.taken("c1", 0, true, 4);
+  EXPECT_TRUE(acks.gates_output());
+  acks.take(true);
+
+  acks.forget("c1");  // the record is gone: nothing is covered any more
+  acks.taken("c1", 0, true, 1);
+  EXPECT_TRUE(acks.gates_output());
 }
 
 }  // namespace
