@@ -417,10 +417,7 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
     // Counted from now, so an action waiting for the strand already keeps the actor awake.
     auto work = track(WorkKind::kAction);
     // Due from now: the write of the action's own changes carries its index (message_acks.hpp).
-    std::optional<std::uint16_t> index;
-    if (auto point = conn->transport() ? conn->transport()->resume_point() : std::nullopt) {
-      index = point->last_received;
-    }
+    const auto index = conn->received_index();
     note_message_taken(*conn);
     auto run = [](std::shared_ptr<ActorInstance> self, std::shared_ptr<Connection> c,
                   client::ActionRequest request, std::optional<std::uint16_t> taken_index,
@@ -591,16 +588,7 @@ std::optional<OutputGate::Write> ActorInstance::take_write() {
   // a save of only indexes holds nothing back, unless a reply waits for one.
   const bool gating = !write.empty() || acks_.gates_output();
   conns_.add_records(acks_.take(gating), write);
-  if (gating) {
-    for (const auto& record : write.conn_upserts) {
-      if (!record.gateway_id.empty()) {
-        acks_.written(record.conn_id, record.client_message_index);
-      }
-    }
-  }
-  for (const auto& id : write.conn_deletes) {
-    acks_.forget(id);
-  }
+  acks_.wrote(write, gating);
   if (write.empty()) {
     return std::nullopt;
   }

@@ -23,6 +23,11 @@ void Connection::send(std::string event, Array args) {
   owner_.send_event(*this, event, args);
 }
 
+std::optional<std::uint16_t> Connection::received_index() const {
+  auto point = transport_ ? transport_->resume_point() : std::nullopt;
+  return point ? std::optional<std::uint16_t>(point->last_received) : std::nullopt;
+}
+
 void Connection::send_frame(net::WsMessage frame) {
   owner_.send_frame(*this, std::move(frame));
 }

@@ -55,6 +55,8 @@ class Connection final : public detail::ConnApi {
   void set_hibernatable(bool h) { hibernatable_ = h; }
   const std::set<std::string, std::less<>>& subscriptions() const { return subscriptions_; }
   const std::shared_ptr<net::WebSocket>& transport() const { return transport_; }
+  /// The last inbound message index the transport's resume point names (engine mode), if any.
+  std::optional<std::uint16_t> received_index() const;
   /// Forgets the transport without closing it (the actor sleeps; the driver keeps the socket).
   void detach() {
     transport_.reset();

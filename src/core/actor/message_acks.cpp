@@ -44,6 +44,19 @@ void MessageAcks::forget(const std::string& conn_id) {
   due_.erase(conn_id);
 }
 
+void MessageAcks::wrote(const storage::ActorWrite& write, bool gating) {
+  if (gating) {
+    for (const auto& record : write.conn_upserts) {
+      if (!record.gateway_id.empty()) {  // a resumable socket's record
+        written(record.conn_id, record.client_message_index);
+      }
+    }
+  }
+  for (const auto& id : write.conn_deletes) {
+    forget(id);
+  }
+}
+
 Task<void> MessageAcks::delay() {
   auto wait_op = clock_.wait_for(kSaveDelay);
   co_await std::move(wait_op);

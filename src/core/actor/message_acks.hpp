@@ -25,6 +25,7 @@
 //
 // Single strand. The Host is the instance: it asks for a save and spawns the delay.
 
+#include "storage/actor_store.hpp"
 #include "util/clock.hpp"
 #include <rivetkit/task.hpp>
 
@@ -74,6 +75,9 @@ class MessageAcks {
   void written(const std::string& conn_id, std::uint16_t index);
   /// The connection's record is gone.
   void forget(const std::string& conn_id);
+  /// `write` was taken: the indexes of the records it carries (when it holds outputs back,
+  /// `gating`) and the records it deletes, as written() and forget().
+  void wrote(const storage::ActorWrite& write, bool gating);
 
   /// Whether the next write must hold outputs back because of a due index.
   bool gates_output() const { return gates_output_; }

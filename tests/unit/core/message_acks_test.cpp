@@ -137,5 +137,30 @@ TEST_F(MessageAcksTest, CoverageFollowsIndexesAcrossTheirWrapAround) {
   EXPECT_TRUE(acks.gates_output());
 }
 
+TEST_F(MessageAcksTest, OnlyAWriteThatHoldsOutputsBackCoversAnIndex) {
+  host.pending = true;
+  storage::ActorWrite write;
+  storage::PersistedConn record;
+  record.conn_id = "c1";
+  record.gateway_id = "gw01";
+  record.client_message_index = 4;
+  write.conn_upserts.push_back(record);
+
+  acks.wrote(write, false);  // bookkeeping only: the reply does not wait for it
+  acks.taken("c1", 0, true, 4);
+  EXPECT_TRUE(acks.gates_output());
+  acks.take(true);
+
+  acks.wrote(write, true);
+  acks.taken("c1", 0, true, 4);
+  EXPECT_FALSE(acks.gates_output());
+
+  storage::ActorWrite removal;
+  removal.conn_deletes.push_back("c1");
+  acks.wrote(removal, true);
+  acks.taken("c1", 0, true, 4);
+  EXPECT_TRUE(acks.gates_output());
+}
+
 }  // namespace
 }  // namespace rivetkit::core
