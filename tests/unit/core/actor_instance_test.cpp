@@ -4,6 +4,7 @@
 
 #include "core/actor_instance.hpp"
 
+#include "memory_kv.hpp"
 #include "protocol/cbor/cbor.hpp"
 #include "recording_socket.hpp"
 #include <rivetkit/rivetkit.hpp>
@@ -53,12 +54,7 @@ class GatedStore final : public storage::ActorStore {
 
   Task<Result<std::vector<std::optional<std::string>>>> kv_get(
       std::vector<std::string> keys) override {
-    std::vector<std::optional<std::string>> out;
-    for (const auto& k : keys) {
-      auto it = kv.find(k);
-      out.push_back(it == kv.end() ? std::nullopt : std::optional<std::string>(it->second));
-    }
-    co_return out;
+    co_return testing::read_keys(kv, keys);
   }
   Task<Result<std::vector<storage::KvEntry>>> kv_list(storage::KvQuery query) override {
     co_return storage::list_kv(kv, query);

@@ -5,6 +5,7 @@
 
 #include "core/actor/actor_kv.hpp"
 
+#include "memory_kv.hpp"
 #include <rivetkit/error.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -36,12 +37,7 @@ class MemoryStore final : public storage::ActorStore {
   }
   Task<Result<std::vector<std::optional<std::string>>>> kv_get(
       std::vector<std::string> keys) override {
-    std::vector<std::optional<std::string>> out;
-    for (const auto& k : keys) {
-      auto it = kv.find(k);
-      out.push_back(it == kv.end() ? std::nullopt : std::optional<std::string>(it->second));
-    }
-    co_return out;
+    co_return testing::read_keys(kv, keys);
   }
   Task<Result<std::vector<storage::KvEntry>>> kv_list(storage::KvQuery query) override {
     co_return storage::list_kv(kv, query);
