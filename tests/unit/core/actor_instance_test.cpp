@@ -27,13 +27,12 @@ namespace asio = boost::asio;
 using testing::RecordingSocket;
 
 // A store whose commits wait in a queue until released (or failed) by the test.
-class GatedStore final : public storage::ActorStore {
+class GatedStore final : public testing::MapKvStore {
  public:
   explicit GatedStore(asio::io_context& io) : io_(io) {}
 
   storage::PersistedActor persisted;
   std::vector<storage::ActorWrite> committed;
-  std::map<std::string, std::string> kv;  // the durable KV (released writes only)
 
   Task<Result<storage::PersistedActor>> load() override { co_return persisted; }
 
@@ -51,15 +50,6 @@ class GatedStore final : public storage::ActorStore {
         asio::use_awaitable);
     co_return co_await std::move(op);
   }
-
-  Task<Result<std::vector<std::optional<std::string>>>> kv_get(
-      std::vector<std::string> keys) override {
-    co_return testing::read_keys(kv, keys);
-  }
-  Task<Result<std::vector<storage::KvEntry>>> kv_list(storage::KvQuery query) override {
-    co_return storage::list_kv(kv, query);
-  }
-  std::size_t kv_max_key_size() const override { return 2048; }
 
   std::size_t pending() const { return pending_.size(); }
   const storage::ActorWrite& pending_write(std::size_t i) const { return pending_[i].write; }

@@ -25,9 +25,8 @@ namespace {
 
 namespace asio = boost::asio;
 
-class MemoryStore final : public storage::ActorStore {
+class MemoryStore final : public testing::MapKvStore {
  public:
-  std::map<std::string, std::string> kv;
   int commits = 0;
   Task<Result<storage::PersistedActor>> load() override { co_return storage::PersistedActor{}; }
   Task<Result<void>> commit(storage::ActorWrite write) override {
@@ -35,14 +34,6 @@ class MemoryStore final : public storage::ActorStore {
     storage::apply_kv(kv, write.kv);
     co_return Result<void>{};
   }
-  Task<Result<std::vector<std::optional<std::string>>>> kv_get(
-      std::vector<std::string> keys) override {
-    co_return testing::read_keys(kv, keys);
-  }
-  Task<Result<std::vector<storage::KvEntry>>> kv_list(storage::KvQuery query) override {
-    co_return storage::list_kv(kv, query);
-  }
-  std::size_t kv_max_key_size() const override { return 2048; }
 };
 
 class ActorKvTest : public ::testing::Test, public ActorKv::Host {

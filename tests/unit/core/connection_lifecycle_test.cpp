@@ -91,7 +91,8 @@ class ConnectionLifecycleTest : public ::testing::Test, public ConnectionLifecyc
       });
       ws.on_close([this](std::uint16_t code, std::string) -> Task<void> {
         ran.push_back("close:" + std::to_string(code));
-        co_return;
+        auto op = clock.wait_for(std::chrono::milliseconds(100));  // an async close handler
+        co_await std::move(op);
       });
       co_return;
     };
@@ -192,16 +193,25 @@ TEST_F(ConnectionLifecycleTest, EndingFromBothSidesRunsTheCloseHandlerAndDisconn
   ran.clear();
 
   run_void(life.end(conn, 1000, "bye"));
-  bool found = true;
+  settle();  // the actor's end is under way: its close handler waits
+  EXPECT_EQ(ran, std::vector<std::string>{"close:1000"});
+  std::optional<bool> found;  // the client's close arrives meanwhile
   asio::co_spawn(io, life.socket_closed(conn->id(), 1001, "client left"),
-                 [&](std::exception_ptr, bool f) { found = f; });
+                 [&](std::exception_ptr e, bool f) {
+                   if (e) {
+                     std::rethrow_exception(e);
+                   }
+                   found = f;
+                 });
+  settle();
+  EXPECT_EQ(found, std::optional<bool>(true)) << "it met the connection still ending";
+  clock.advance(std::chrono::milliseconds(100));
   settle();
   EXPECT_EQ(ran, (std::vector<std::string>{"close:1000", "onDisconnect:" + conn->id()}));
   ASSERT_TRUE(socket->closed);
   EXPECT_EQ(socket->closed->code, 1000);
   EXPECT_TRUE(set.live().empty());
   EXPECT_FALSE(run(life.socket_closed(conn->id(), 1001, "again")));  // gone by now
-  (void)found;
 }
 
 TEST_F(ConnectionLifecycleTest, RawMessagesReachTheirHandlerAndAreTaken) {
