@@ -131,10 +131,6 @@ void ConnectionSet::take_changes(storage::ActorWrite& write) {
   deletes_.clear();
 }
 
-bool ConnectionSet::has_changes() const {
-  return !upserts_.empty() || !deletes_.empty();
-}
-
 void ConnectionSet::save_hibernating() {
   for (const auto& [id, conn] : live_) {
     if (conn->is_hibernatable() && conn->transport()) {

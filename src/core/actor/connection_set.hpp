@@ -86,8 +86,6 @@ class ConnectionSet {
   void add_records(const std::vector<std::string>& conn_ids, storage::ActorWrite& write) const;
   /// Moves the changed records and deletions into `write`.
   void take_changes(storage::ActorWrite& write);
-  /// Whether take_changes would add anything.
-  bool has_changes() const;
   /// Every hibernatable connection with a socket is rewritten (the actor goes to sleep: their
   /// resume points must be current).
   void save_hibernating();

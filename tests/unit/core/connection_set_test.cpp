@@ -159,7 +159,9 @@ TEST_F(ConnectionSetTest, ChangesReachTheNextWriteOnce) {
   const int before = host.changes;
   set.mark_dirty(plain->id());  // not stored: nothing to write
   EXPECT_EQ(host.changes, before);
-  EXPECT_FALSE(set.has_changes());
+  storage::ActorWrite nothing;
+  set.take_changes(nothing);
+  EXPECT_TRUE(nothing.empty());
 
   set.mark_dirty(hib->id());
   hib->subscribe("x");  // rewrites the same record
@@ -222,7 +224,9 @@ TEST_F(ConnectionSetTest, ARecordRestoresTheConnectionItWasTakenFrom) {
   EXPECT_EQ(restored->request().headers[0].value, "ann");
   ASSERT_NE(restored->user_data(), nullptr);
   EXPECT_EQ(restored->user_data()->state_to_value(), Value{42});
-  EXPECT_FALSE(other.has_changes());  // restoring changes nothing stored
+  storage::ActorWrite nothing;
+  other.take_changes(nothing);
+  EXPECT_TRUE(nothing.empty()) << "restoring changes nothing stored";
 }
 
 TEST_F(ConnectionSetTest, AnUnreadableRecordIsDeletedInsteadOfRestored) {
