@@ -13,21 +13,12 @@ namespace rivetkit::core {
 
 namespace asio = boost::asio;
 
+// The slot and how many callers hold it (a slot is dropped at sleep only when nobody does).
 struct Runtime::Slot {
-  explicit Slot(std::string id, asio::any_io_executor ex)
-      : actor_id(std::move(id)), strand(std::move(ex)), changed(strand) {}
-  std::string actor_id;
-  asio::any_io_executor strand;
-  // Strand-confined:
-  std::shared_ptr<ActorInstance> instance;
-  bool starting = false;
-  bool stopping = false;
-  bool destroyed = false;
-  std::uint64_t attempts = 0;
-  std::optional<Error> last_error;
-  Notifier changed;
-  // Guarded by Runtime::mutex_:
-  std::size_t users = 0;
+  Slot(std::string id, asio::any_io_executor strand, SlotHost& host)
+      : actor(std::move(id), std::move(strand), host) {}
+  ActorSlot actor;
+  std::size_t users = 0;  // guarded by Runtime::mutex_
 };
 
 Runtime::Runtime(asio::io_context& io,
@@ -73,16 +64,24 @@ std::shared_ptr<Runtime::Slot> Runtime::slot_for(const std::string& actor_id, bo
   if (!create || shutting_down_) {
     return nullptr;
   }
-  auto slot = std::make_shared<Slot>(actor_id, asio::make_strand(io_));
+  auto slot =
+      std::make_shared<Slot>(actor_id, asio::make_strand(io_), static_cast<SlotHost&>(*this));
   slot->users = 1;
   slots_.emplace(actor_id, slot);
   return slot;
 }
 
-void Runtime::release_user(const std::string& actor_id, const std::shared_ptr<Slot>& slot) {
+void Runtime::release_user(const std::shared_ptr<Slot>& slot) {
   std::lock_guard lock(mutex_);
   --slot->users;
-  (void)actor_id;
+}
+
+Task<Result<void>> Runtime::wake(std::string actor_id) {
+  if (!waker_) {
+    co_return fail(actor_not_found(actor_id));
+  }
+  auto op = waker_(std::move(actor_id));
+  co_return co_await std::move(op);
 }
 
 Task<Result<std::shared_ptr<ActorInstance>>> Runtime::acquire(std::string actor_id,
@@ -91,80 +90,36 @@ Task<Result<std::shared_ptr<ActorInstance>>> Runtime::acquire(std::string actor_
   if (!slot) {
     co_return fail(Error{"actor", "stopping", "The runtime is shutting down", std::nullopt, false});
   }
-  auto task = acquire_on_slot(slot, std::move(make_spec), this);
-  auto op = asio::co_spawn(slot->strand, std::move(task), asio::use_awaitable);
+  auto op = asio::co_spawn(slot->actor.strand(), slot->actor.start(std::move(make_spec)),
+                           asio::use_awaitable);
   auto result = co_await std::move(op);
-  release_user(actor_id, slot);
+  release_user(slot);
   co_return result;
 }
 
-Task<Result<std::shared_ptr<ActorInstance>>> Runtime::acquire_on_slot(std::shared_ptr<Slot> slot,
-                                                                      SpecFactory make_spec,
-                                                                      Runtime* runtime) {
-  while (true) {
-    if (slot->destroyed) {
-      co_return fail(actor_not_found(slot->actor_id));
-    }
-    auto& inst = slot->instance;
-    if (inst && inst->lifecycle().is(LifecycleState::kStarted) && !slot->stopping) {
-      co_return inst;
-    }
-    if (slot->starting || slot->stopping) {
-      std::uint64_t attempt = slot->attempts;
-      co_await slot->changed.wait();
-      if (slot->attempts != attempt && !slot->instance && slot->last_error) {
-        co_return fail(*slot->last_error);
-      }
-      continue;
-    }
-    if (runtime->shutting_down()) {
-      co_return fail(
-          Error{"actor", "stopping", "The runtime is shutting down", std::nullopt, false});
-    }
-    slot->starting = true;
-    auto spec_op = make_spec();
-    auto spec = co_await std::move(spec_op);
-    std::shared_ptr<ActorInstance> instance;
-    Result<void> started;
-    if (spec) {
-      instance = std::make_shared<ActorInstance>(slot->strand, std::move(*spec), runtime->config_);
-      auto start_op = instance->start();
-      started = co_await std::move(start_op);
-    } else {
-      started = fail(spec.error());
-    }
-    slot->starting = false;
-    ++slot->attempts;
-    if (!started) {
-      slot->last_error = started.error();
-      slot->changed.notify_all();
-      co_return fail(started.error());
-    }
-    slot->last_error.reset();
-    slot->instance = instance;
-    slot->changed.notify_all();
-    co_return instance;
+Task<Dispatched<Reply>> Runtime::dispatch(std::string actor_id, Command command) {
+  auto slot = slot_for(actor_id, true);
+  if (!slot) {
+    co_return Dispatched<Reply>{
+        fail(Error{"actor", "stopping", "The runtime is shutting down", std::nullopt, false}),
+        nullptr};
   }
+  auto op = asio::co_spawn(slot->actor.strand(), slot->actor.dispatch(std::move(command)),
+                           asio::use_awaitable);
+  auto result = co_await std::move(op);
+  release_user(slot);
+  co_return result;
 }
 
-Task<void> Runtime::stop_on_slot(std::shared_ptr<Slot> slot, StopReason reason) {
-  if (reason == StopReason::kDestroy) {
-    slot->destroyed = true;  // from now on nobody gets (or starts) this actor
+Task<Result<std::shared_ptr<ActorInstance>>> Runtime::current(std::string actor_id) {
+  auto slot = slot_for(actor_id, true);
+  if (!slot) {
+    co_return fail(Error{"actor", "stopping", "The runtime is shutting down", std::nullopt, false});
   }
-  while (slot->starting || slot->stopping) {
-    co_await slot->changed.wait();
-  }
-  auto instance = slot->instance;
-  if (!instance) {
-    slot->changed.notify_all();
-    co_return;
-  }
-  slot->stopping = true;
-  auto op = instance->stop(reason);
-  co_await std::move(op);
-  slot->instance.reset();
-  slot->stopping = false;
-  slot->changed.notify_all();
+  auto op = asio::co_spawn(slot->actor.strand(), slot->actor.current(), asio::use_awaitable);
+  auto result = co_await std::move(op);
+  release_user(slot);
+  co_return result;
 }
 
 Task<void> Runtime::stop(std::string actor_id, StopReason reason) {
@@ -172,8 +127,7 @@ Task<void> Runtime::stop(std::string actor_id, StopReason reason) {
   if (!slot) {
     co_return;
   }
-  auto task = stop_on_slot(slot, reason);
-  auto op = asio::co_spawn(slot->strand, std::move(task), asio::use_awaitable);
+  auto op = asio::co_spawn(slot->actor.strand(), slot->actor.stop(reason), asio::use_awaitable);
   co_await std::move(op);
   std::lock_guard lock(mutex_);
   --slot->users;
@@ -206,7 +160,7 @@ Task<void> Runtime::shutdown() {
     std::lock_guard lock(mutex_);
     shutting_down_ = true;
     for (const auto& [id, slot] : slots_) {
-      if (!slot->destroyed) {
+      if (!slot->actor.destroyed()) {
         ids.push_back(id);
       }
     }

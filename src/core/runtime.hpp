@@ -3,12 +3,18 @@
 // RegistryDispatcher). Drivers (local mode, engine mode) ask it for an instance; it starts the
 // instance on first use and hands the same instance to every concurrent caller.
 //
-// Each actor id gets a slot with its own strand; starting, stopping and every use of the instance
-// happen on that strand. Work that arrives while an instance is stopping waits, then runs on the
-// next instance (the stop was not asked for by that client, so its work is not failed). A
-// destroyed actor's slot answers actor.not_found until the driver has wiped its data and calls
-// forget(). All public functions are thread-safe.
+// Each actor id gets a slot (core/runtime/actor_slot.hpp) with its own strand; starting, stopping
+// and every use of the instance happen on that strand. Work reaches an actor through one entry
+// point, dispatch(): a command that arrives while an instance starts or stops waits in the slot,
+// then runs on the next instance (the stop was not asked for by that client, so its work is not
+// failed); a sleeping actor is woken through the mode's Waker. A destroyed actor's slot answers
+// actor.not_found until the driver has wiped its data and calls forget(). All public functions
+// are thread-safe.
 
+#include "core/actor_instance.hpp"
+#include "core/runtime/actor_slot.hpp"
+#include "core/runtime/command.hpp"
+#include "core/runtime_config.hpp"
 #include <rivetkit/actor.hpp>
 #include <rivetkit/result.hpp>
 #include <rivetkit/task.hpp>
@@ -23,22 +29,43 @@
 #include <string>
 #include <vector>
 
-#include "core/actor_instance.hpp"
-#include "core/runtime_config.hpp"
-
 namespace rivetkit::core {
 
-class Runtime {
+class Runtime final : private SlotHost {
  public:
-  using SpecFactory = std::function<Task<Result<ActorInstance::Spec>>()>;
+  using SpecFactory = ActorSlot::SpecFactory;
+  /// How the mode wakes a sleeping actor (see SlotHost::wake).
+  using Waker = std::function<Task<Result<void>>(std::string actor_id)>;
 
-  Runtime(boost::asio::io_context& io, RuntimeConfig config,
+  Runtime(boost::asio::io_context& io,
+          RuntimeConfig config,
           std::vector<ActorDefinition> definitions);
   ~Runtime();
 
   const RuntimeConfig& config() const { return config_; }
   std::shared_ptr<const detail::ActorDefinitionData> definition(std::string_view name) const;
   std::vector<std::string> actor_names() const;
+
+  /// Set once by the mode before it serves.
+  void set_waker(Waker waker) { waker_ = std::move(waker); }
+
+  /// Hands `command` to the actor (see the file comment); the reply, or the error that refused
+  /// or failed it, with the instance that ran it.
+  Task<Dispatched<Reply>> dispatch(std::string actor_id, Command command);
+  /// dispatch() for one command type, answering its own reply type.
+  template <class C>
+  Task<Dispatched<typename C::Reply>> dispatch(std::string actor_id, C command) {
+    auto op = dispatch(std::move(actor_id), Command(std::move(command)));
+    auto d = co_await std::move(op);
+    if (!d.result) {
+      co_return Dispatched<typename C::Reply>{fail(d.result.error()), std::move(d.instance)};
+    }
+    co_return Dispatched<typename C::Reply>{std::get<typename C::Reply>(std::move(*d.result)),
+                                            std::move(d.instance)};
+  }
+  /// The started instance of `actor_id` that takes work, waking the actor if it sleeps and
+  /// waiting out a start or stop (as dispatch does).
+  Task<Result<std::shared_ptr<ActorInstance>>> current(std::string actor_id);
 
   /// The started instance of `actor_id`, starting it with `make_spec` if it is not running.
   /// Concurrent callers share one start; if it fails they all get its error (and a later call
@@ -61,18 +88,21 @@ class Runtime {
  private:
   struct Slot;
   std::shared_ptr<Slot> slot_for(const std::string& actor_id, bool create);
-  void release_user(const std::string& actor_id, const std::shared_ptr<Slot>& slot);
-  static Task<Result<std::shared_ptr<ActorInstance>>> acquire_on_slot(std::shared_ptr<Slot> slot,
-                                                                       SpecFactory make_spec,
-                                                                       Runtime* runtime);
-  static Task<void> stop_on_slot(std::shared_ptr<Slot> slot, StopReason reason);
+  void release_user(const std::shared_ptr<Slot>& slot);
+
+  // SlotHost
+  const RuntimeConfig& slot_config() const override { return config_; }
+  bool slot_shutting_down() const override { return shutting_down(); }
+  Task<Result<void>> wake(std::string actor_id) override;
 
   boost::asio::io_context& io_;
   RuntimeConfig config_;
-  std::map<std::string, std::shared_ptr<const detail::ActorDefinitionData>, std::less<>> definitions_;
+  std::map<std::string, std::shared_ptr<const detail::ActorDefinitionData>, std::less<>>
+      definitions_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Slot>, std::less<>> slots_;
   bool shutting_down_ = false;
+  Waker waker_;
 };
 
 }  // namespace rivetkit::core

@@ -4,6 +4,7 @@
 #include "util/clock.hpp"
 #include <rivetkit/driver_context.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 
@@ -16,6 +17,11 @@ struct RuntimeConfig {
   DriverContext driver;
   /// Test mode (RegistryConfig::test_mode): the raw-WebSocket ack-state probe is answered.
   bool test_mode = false;
+  /// Commands one actor holds while it starts, stops or wakes; past it they fail with
+  /// actor.overloaded (core/runtime/actor_slot.hpp).
+  std::size_t max_waiting_commands = 1024;
+  /// How long a command waits for an instance that takes it.
+  std::chrono::milliseconds instance_wait = std::chrono::seconds(30);
   /// Every timer of the runtime; tests substitute a util::ManualClock.
   std::shared_ptr<util::Clock> clock = std::make_shared<util::SystemClock>();
 };

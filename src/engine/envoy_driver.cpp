@@ -10,6 +10,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -18,6 +19,7 @@ namespace rivetkit::engine {
 
 namespace asio = boost::asio;
 using SteadyClock = std::chrono::steady_clock;
+using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -68,9 +70,14 @@ net::HttpResponse plain_error(unsigned status, std::string body, std::string cod
 EnvoyDriver::EnvoyDriver(asio::any_io_executor io,
                          core::Runtime& runtime,
                          std::shared_ptr<EnvoyLink> link)
-    : io_(std::move(io)), runtime_(runtime), link_(std::move(link)) {}
+    : io_(std::move(io)),
+      runtime_(runtime),
+      link_(std::move(link)),
+      actors_changed_(std::make_unique<core::Notifier>(link_->strand())) {}
 
 void EnvoyDriver::start() {
+  std::weak_ptr<EnvoyDriver> weak = shared_from_this();
+  runtime_.set_waker([weak](std::string actor_id) { return wake(weak, std::move(actor_id)); });
   link_->start(this);
 }
 
@@ -112,6 +119,7 @@ void EnvoyDriver::handle_start(const envoy::ActorCheckpoint& cp,
   entry.generation = cp.generation;
   entry.config = start.config;
   actors_[cp.actor_id] = std::move(entry);
+  actors_changed_->notify_all();
   util::spawn(link_->strand(),
               start_actor(shared_from_this(), cp.actor_id, cp.generation,
                           start.hibernating_requests, stop_previous),
@@ -167,6 +175,7 @@ Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
   if (!definition) {
     log::error("actor {}: the engine started unknown actor type '{}'", actor_id, config.name);
     self->actors_.erase(it);
+    self->actors_changed_->notify_all();
     self->report_stopped(actor_id, generation, false, "unknown actor name: " + config.name);
     co_return;
   }
@@ -227,11 +236,13 @@ Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
   if (!started) {
     log::error("actor {}: start failed: {}", actor_id, started.error().message);
     self->actors_.erase(it);
+    self->actors_changed_->notify_all();
     self->report_stopped(actor_id, generation, false, started.error().message);
     co_return;
   }
   auto& e = it->second;
   e.phase = Phase::kRunning;
+  self->actors_changed_->notify_all();
   self->link_->send_event(actor_id, generation,
                           envoy::EventActorStateUpdate{envoy::ActorStateRunning{}});
   // The engine clears an alarm that woke the actor; set the current one again (§4.5).
@@ -291,6 +302,7 @@ Task<void> EnvoyDriver::stop_actor(std::shared_ptr<EnvoyDriver> self,
   auto it = self->actors_.find(actor_id);
   if (it != self->actors_.end() && it->second.generation == generation) {
     self->actors_.erase(it);
+    self->actors_changed_->notify_all();
   }
   self->report_stopped(actor_id, generation, ok, std::move(message));
 }
@@ -311,6 +323,7 @@ void EnvoyDriver::drop_all_actors(const char* why) {
     util::spawn(io_, runtime_.stop(id, core::StopReason::kSleep), "stop actor");
   }
   actors_.clear();
+  actors_changed_->notify_all();
 }
 
 void EnvoyDriver::on_lost() {
@@ -496,67 +509,64 @@ void EnvoyDriver::conns_durable(std::vector<storage::PersistedConn> conns) {
 
 // ---- resolving actors for requests --------------------------------------------------------------
 
-Task<Result<std::shared_ptr<core::ActorInstance>>> EnvoyDriver::resolve(
-    std::shared_ptr<EnvoyDriver> self, std::string actor_id) {
-  const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
-  bool woke = false;
+// A command for an actor with no instance here (core/runtime/actor_slot.hpp). The slot waits
+// for the instance to start, on the runtime's clock; this only asks for the start.
+Task<Result<void>> EnvoyDriver::wake(std::weak_ptr<EnvoyDriver> weak, std::string actor_id) {
+  auto self = weak.lock();
+  if (!self) {
+    co_return fail(Error{"actor", "stopping", "The envoy is stopping", std::nullopt, false});
+  }
+  auto op = asio::co_spawn(self->link_->strand(), wake_on_link(self, std::move(actor_id)),
+                           asio::use_awaitable);
+  co_return co_await std::move(op);
+}
+
+Task<Result<void>> EnvoyDriver::wake_on_link(std::shared_ptr<EnvoyDriver> self,
+                                             std::string actor_id) {
+  // An actor the engine starts or stops here settles first: running, it is the slot's to use;
+  // gone (stopped, or its start failed), it is woken below.
+  const auto& clock = self->runtime_.config().clock;
+  const auto deadline = clock->steady_now() + self->runtime_.config().instance_wait;
   while (true) {
     auto it = self->actors_.find(actor_id);
-    if (it != self->actors_.end() && it->second.phase != Phase::kStopping) {
-      // Only the engine's start command creates an instance; here we join it or use it.
-      core::Runtime::SpecFactory refuse = []() -> Task<Result<core::ActorInstance::Spec>> {
-        co_return fail(
-            Error{"actor", "stopping", "The actor is not started here yet", std::nullopt, false});
-      };
-      auto acquire_op = self->runtime_.acquire(actor_id, std::move(refuse));
-      auto acquired = co_await std::move(acquire_op);
-      if (acquired) {
-        co_return acquired;
-      }
-      if (acquired.error().group == "actor" && acquired.error().code == "not_found") {
-        co_return acquired;
-      }
-    } else if (it == self->actors_.end() && !woke && !self->shutting_down_) {
-      // Asleep (or never started here): wake it as a client would, through the gateway. The
-      // request returns once the actor runs (here or elsewhere) and has answered it.
-      woke = true;
-      net::HttpClientRequest wake;
-      wake.url = self->link_->options().endpoint;
-      while (!wake.url.empty() && wake.url.back() == '/') {
-        wake.url.pop_back();
-      }
-      wake.url += "/gateway/" + util::percent_encode(actor_id) + "/health";
-      wake.timeout = std::chrono::seconds(30);
-      auto wake_op = net::http_request(self->link_->strand(), std::move(wake));
-      auto woke_resp = co_await std::move(wake_op);
-      if (woke_resp && woke_resp->status == 404) {
-        co_return fail(core::actor_not_found(actor_id));
-      }
-      continue;
+    if (it == self->actors_.end()) {
+      break;
     }
-    if (SteadyClock::now() > deadline) {
-      co_return fail(Error{"guard", "actor_ready_timeout", "The actor did not become ready in time",
-                           std::nullopt, true});
+    if (it->second.phase == Phase::kRunning) {
+      co_return Result<void>{};
     }
-    auto pause_op = pause(self->link_->strand(), std::chrono::milliseconds(20));
-    co_await std::move(pause_op);
+    auto changed_op = self->actors_changed_->wait();
+    auto timeout_op = clock->wait_until(deadline);
+    auto raced = co_await (std::move(changed_op) || std::move(timeout_op));
+    if (raced.index() == 1) {
+      co_return Result<void>{};  // the slot answers for the time it waited
+    }
   }
+  if (self->shutting_down_) {
+    co_return fail(Error{"actor", "stopping", "The envoy is stopping", std::nullopt, false});
+  }
+  // Asleep (or never started here): wake it as a client would, through the gateway. The request
+  // returns once the actor runs (here or elsewhere) and has answered it.
+  net::HttpClientRequest wake;
+  wake.url = self->link_->options().endpoint;
+  while (!wake.url.empty() && wake.url.back() == '/') {
+    wake.url.pop_back();
+  }
+  wake.url += "/gateway/" + util::percent_encode(actor_id) + "/health";
+  wake.timeout = std::chrono::seconds(30);
+  auto wake_op = net::http_request(self->link_->strand(), std::move(wake));
+  auto woke_resp = co_await std::move(wake_op);
+  if (woke_resp && woke_resp->status == 404) {
+    co_return fail(core::actor_not_found(actor_id));
+  }
+  co_return Result<void>{};
 }
 
 core::ActorTarget EnvoyDriver::make_target(std::shared_ptr<core::ActorInstance> instance) {
   core::ActorTarget target;
-  std::string actor_id = instance->actor_id();
+  target.runtime = &runtime_;
   target.instance = std::move(instance);
   target.sockets = &sockets_;
-  std::weak_ptr<EnvoyDriver> weak = shared_from_this();
-  target.resolve = [weak, actor_id]() -> Task<Result<std::shared_ptr<core::ActorInstance>>> {
-    auto self = weak.lock();
-    if (!self) {
-      co_return fail(Error{"actor", "stopping", "The envoy is stopping", std::nullopt, false});
-    }
-    auto op = asio::co_spawn(self->link_->strand(), resolve(self, actor_id), asio::use_awaitable);
-    co_return co_await std::move(op);
-  };
   return target;
 }
 
@@ -652,7 +662,7 @@ Task<void> EnvoyDriver::handle_http(std::shared_ptr<EnvoyDriver> self,
   }
   request.body = std::move(stream.body);
   net::HttpResponse response;
-  auto resolve_op = resolve(self, start.actor_id);
+  auto resolve_op = self->runtime_.current(start.actor_id);
   auto instance = co_await std::move(resolve_op);
   if (!instance) {
     response = plain_error(503, "Actor not found", "envoy.actor_not_found");
@@ -762,7 +772,7 @@ Task<void> EnvoyDriver::handle_websocket(std::shared_ptr<EnvoyDriver> self,
     }
     co_return;
   }
-  auto resolve_op = resolve(self, open.actor_id);
+  auto resolve_op = self->runtime_.current(open.actor_id);
   auto instance = co_await std::move(resolve_op);
   if (!instance) {
     self->send_tunnel(gateway_id, request_id, 0,
@@ -807,6 +817,7 @@ Task<void> EnvoyDriver::shutdown(std::chrono::milliseconds limit) {
       log::warn("{} actor(s) did not get a stop from the engine in time; sleeping them here",
                 self->actors_.size());
       self->actors_.clear();
+      self->actors_changed_->notify_all();
     }
     auto stop_op = self->runtime_.shutdown();
     co_await std::move(stop_op);

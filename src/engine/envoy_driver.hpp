@@ -21,7 +21,8 @@
 // posted there.
 
 #include "core/driver.hpp"
-#include "core/router.hpp"
+#include "core/notifier.hpp"
+#include "core/router/router.hpp"
 #include "core/runtime.hpp"
 #include "core/socket_registry.hpp"
 #include "engine/envoy_link.hpp"
@@ -133,8 +134,9 @@ class EnvoyDriver final : public core::LifecycleDriver,
   /// A commit saved these tunneled connections: their sockets acknowledge up to the saved index.
   void conns_durable(std::vector<storage::PersistedConn> conns);
 
-  static Task<Result<std::shared_ptr<core::ActorInstance>>> resolve(
-      std::shared_ptr<EnvoyDriver> self, std::string actor_id);
+  /// The runtime's waker: asks the engine to start a sleeping actor (through its gateway).
+  static Task<Result<void>> wake(std::weak_ptr<EnvoyDriver> weak, std::string actor_id);
+  static Task<Result<void>> wake_on_link(std::shared_ptr<EnvoyDriver> self, std::string actor_id);
   core::ActorTarget make_target(std::shared_ptr<core::ActorInstance> instance);
   static Task<void> handle_http(std::shared_ptr<EnvoyDriver> self,
                                 std::string key,
@@ -159,6 +161,8 @@ class EnvoyDriver final : public core::LifecycleDriver,
 
   // On the link strand.
   std::map<std::string, ActorEntry> actors_;
+  /// Notified when an actor entry starts running or goes (a wake waits for it to settle).
+  std::unique_ptr<core::Notifier> actors_changed_;
   std::map<std::string, HttpStream> http_streams_;  // streamed uploads being collected
   std::set<std::string> http_active_;               // requests whose handler runs
   std::map<std::string, std::shared_ptr<TunnelWebSocket>> sockets_by_request_;

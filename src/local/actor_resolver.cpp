@@ -137,10 +137,9 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_p
 core::ActorTarget make_target(std::shared_ptr<LocalContext> ctx,
                               std::shared_ptr<core::ActorInstance> instance) {
   core::ActorTarget target;
-  std::string actor_id = instance->actor_id();
+  target.runtime = &ctx->runtime;
   target.instance = std::move(instance);
   target.sockets = &ctx->sockets;
-  target.resolve = [ctx, actor_id]() { return acquire_actor_id(ctx, actor_id); };
   return target;
 }
 

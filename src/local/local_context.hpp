@@ -1,6 +1,16 @@
 #pragma once
 // Shared state of the local-mode driver and the helpers its routes use.
 
+#include "core/actor_instance.hpp"
+#include "core/driver.hpp"
+#include "core/router/router.hpp"
+#include "core/runtime.hpp"
+#include "core/socket_registry.hpp"
+#include "local/directory_cache.hpp"
+#include "local/gateway_path.hpp"
+#include "net/http_types.hpp"
+#include "storage/local_store.hpp"
+#include "util/clock.hpp"
 #include <rivetkit/config.hpp>
 #include <rivetkit/error.hpp>
 #include <rivetkit/result.hpp>
@@ -9,17 +19,6 @@
 
 #include <memory>
 #include <string>
-
-#include "core/actor_instance.hpp"
-#include "core/driver.hpp"
-#include "core/router.hpp"
-#include "core/runtime.hpp"
-#include "core/socket_registry.hpp"
-#include "local/directory_cache.hpp"
-#include "local/gateway_path.hpp"
-#include "net/http_types.hpp"
-#include "storage/local_store.hpp"
-#include "util/clock.hpp"
 
 namespace rivetkit::local {
 
@@ -51,8 +50,8 @@ Value actor_json(const storage::ActorRecord& record);
 Task<net::HttpResponse> handle_rest(std::shared_ptr<LocalContext> ctx, net::HttpRequest request);
 
 /// Finds or creates the actor a gateway request names and returns its running instance.
-Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_ptr<LocalContext> ctx,
-                                                                   GatewayRequest target);
+Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(
+    std::shared_ptr<LocalContext> ctx, GatewayRequest target);
 /// Returns the running instance of an existing actor id (waking it), or actor.not_found.
 Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor(std::shared_ptr<LocalContext> ctx,
                                                                  storage::ActorRecord record);
@@ -62,7 +61,7 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor_id(
 /// Error for a name no registered definition has.
 Error unknown_actor_name(const std::string& name);
 
-/// What the actor router needs to reach `instance` again later (retries, socket sessions).
+/// What the actor router needs to hand work to the actor `instance` belongs to.
 core::ActorTarget make_target(std::shared_ptr<LocalContext> ctx,
                               std::shared_ptr<core::ActorInstance> instance);
 

@@ -3,7 +3,7 @@
 #include "core/driver.hpp"
 #include "core/errors.hpp"
 #include "core/ids.hpp"
-#include "core/router.hpp"
+#include "core/router/router.hpp"
 #include "local/alarm_scheduler.hpp"
 #include "local/local_context.hpp"
 #include "net/http_server.hpp"
@@ -127,6 +127,22 @@ struct LocalServer::Impl : std::enable_shared_from_this<Impl>, core::LifecycleDr
        std::shared_ptr<storage::LocalStore> store)
       : ctx(std::make_shared<LocalContext>(std::move(config), runtime, std::move(store))), io_(io) {
     ctx->driver = this;
+    std::weak_ptr<LocalContext> weak = ctx;
+    runtime.set_waker(
+        [weak](std::string actor_id) { return wake_for_work(weak, std::move(actor_id)); });
+  }
+  // A command for a sleeping actor wakes it here: local mode places every actor in this process.
+  static Task<Result<void>> wake_for_work(std::weak_ptr<LocalContext> weak, std::string actor_id) {
+    auto c = weak.lock();
+    if (!c) {
+      co_return fail(core::actor_not_found(actor_id));
+    }
+    auto op = acquire_actor_id(c, std::move(actor_id));
+    auto woken = co_await std::move(op);
+    if (!woken) {
+      co_return fail(woken.error());
+    }
+    co_return Result<void>();
   }
 
   std::shared_ptr<LocalContext> ctx;
@@ -168,7 +184,7 @@ struct LocalServer::Impl : std::enable_shared_from_this<Impl>, core::LifecycleDr
   static Task<void> wake(std::shared_ptr<LocalContext> c, std::string actor_id) {
     auto op = acquire_actor_id(c, actor_id);
     auto r = co_await std::move(op);
-    if (!r && r.error().code != "stopping") {
+    if (!r && !c->runtime.shutting_down()) {
       log::warn("alarm could not wake actor_id={}: {}", actor_id, r.error().message);
     }
   }

@@ -37,7 +37,7 @@ Task<Result<std::shared_ptr<Connection>>> ConnectionLifecycle::open(
   auto owner = host_.hold();
   sleep_.note_request();
   if (!lifecycle_.accepting()) {
-    co_return fail(actor_stopping());
+    co_return std::shared_ptr<Connection>();
   }
   const auto& hooks = definition_.hooks;
   const auto& options = definition_.options;
@@ -70,7 +70,7 @@ Task<Result<std::shared_ptr<Connection>>> ConnectionLifecycle::open(
     }
   }
   if (!lifecycle_.is(LifecycleState::kStarted)) {
-    co_return fail(actor_stopping());
+    co_return std::shared_ptr<Connection>();
   }
   conns_.add(conn);
   sleep_.touch();

@@ -68,7 +68,9 @@ class ConnectionLifecycle {
   ConnectionLifecycle(const ConnectionLifecycle&) = delete;
   ConnectionLifecycle& operator=(const ConnectionLifecycle&) = delete;
 
-  /// Runs the preamble and, on success, adds the connection and runs on_connect.
+  /// Runs the preamble and, on success, adds the connection and runs on_connect. An error: a hook
+  /// refused or failed. nullptr: the instance is stopping and no connection was added (the
+  /// preamble may have run); the caller hands the open to the actor's next instance.
   Task<Result<std::shared_ptr<Connection>>> open(ConnKind kind,
                                                  Value params,
                                                  Request request,

@@ -1,18 +1,21 @@
 #pragma once
 // The actor router (client-protocol.md §6): the paths a client reaches inside one actor, the same
 // in local and engine mode. The driver resolves the actor and the router path
-// (`/action/increment`, `/connect`, `/request/x?y=1`, ...), and the router does the rest:
+// (`/action/increment`, `/connect`, `/request/x?y=1`, ...); the route table (route_table.cpp)
+// picks the surface, and each surface, one file each, decodes the request, hands the work to the
+// actor as a command (Runtime::dispatch) and encodes the reply:
 //
-//   POST /action/{name}    HTTP action, run on a short-lived connection
-//   ANY  /request[/...]    raw HTTP to on_request
-//   WS   /connect          the connection protocol (Init, actions, subscriptions, events)
-//   WS   /websocket[/...]  raw WebSocket to on_websocket (any path but /connect)
-//   GET  /metadata, /health, /   framework routes
+//   POST /action/{name}    HTTP action, run on a short-lived connection     http_action.cpp
+//   ANY  /request[/...]    raw HTTP to on_request                           raw_http.cpp
+//   WS   /connect          the connection protocol (Init, actions, events)  connect_session.cpp
+//   WS   /websocket[/...]  raw WebSocket to on_websocket (any other path) raw_websocket_session.cpp
+//   GET  /metadata, /health, /   framework routes                           route_table.cpp
 //
-// Runs on the caller's executor and hops to the actor's strand for actor work. Every response
-// carries x-rivet-actor, x-rivet-actor-generation and x-rivet-actor-key.
+// Runs on the caller's executor; the runtime runs the commands on the actor's strand. Every
+// response carries x-rivet-actor, x-rivet-actor-generation and x-rivet-actor-key.
 
 #include "core/actor_instance.hpp"
+#include "core/runtime.hpp"
 #include "core/socket_registry.hpp"
 #include "net/http_types.hpp"
 #include "net/websocket.hpp"
@@ -35,15 +38,16 @@ struct WsProtocols {
 };
 WsProtocols parse_ws_protocols(const net::HttpRequest& req);
 
-/// One actor as the driver resolved it, and how to find it again: work that meets a stopping
-/// instance re-resolves (waking the actor) and runs on the next instance; socket sessions
-/// re-resolve for every message, because the actor may sleep between messages.
+/// One actor as the driver resolved it. The work goes through the runtime by actor id (the actor
+/// may sleep and wake between a socket's messages); the instance the driver resolved gives the
+/// identity for answers that need no actor work (framework routes, early errors).
 struct ActorTarget {
-  using Resolver = std::function<Task<Result<std::shared_ptr<ActorInstance>>>()>;
+  Runtime* runtime = nullptr;
   std::shared_ptr<ActorInstance> instance;
-  Resolver resolve;
   /// Where hibernatable sockets wait while the actor sleeps.
   SocketRegistry* sockets = nullptr;
+
+  const std::string& actor_id() const { return instance->actor_id(); }
 };
 
 class ActorRouter {

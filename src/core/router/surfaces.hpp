@@ -1,0 +1,73 @@
+#pragma once
+// Inside the actor router: the surfaces (one file each) and what they share. Each surface decodes
+// its request, dispatches one command per unit of work (core/runtime/command.hpp) and encodes the
+// reply; none of them calls into an instance.
+
+#include "core/router/router.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rivetkit::core::router {
+
+// ---- shared by the surfaces (router_support.cpp)
+// -------------------------------------------------
+
+bool starts_with(std::string_view s, std::string_view prefix);
+/// The user's view of the request: the path inside the actor and the query ("?..." or "").
+Request to_user_request(const net::HttpRequest& req, std::string path, std::string search);
+void add_actor_headers(net::HttpResponse& resp, const ActorInstance& instance);
+/// Connection params: JSON text (header or decoded subprotocol); absent -> null.
+Result<Value> parse_params(std::optional<std::string_view> text);
+protocol::client::ErrorMessage to_error_message(const Error& e,
+                                                std::optional<std::uint64_t> action_id,
+                                                const ActorInstance* instance);
+/// The instance for an answer's headers: the one that ran the command, else the resolved one.
+const ActorInstance* answered_by(const ActorTarget& target,
+                                 const std::shared_ptr<ActorInstance>& ran);
+
+// ---- socket sessions (socket_session.cpp)
+// --------------------------------------------------------
+
+/// Hands one message to the actor; false (with the socket closed) when the connection cannot
+/// continue.
+Task<bool> deliver(const ActorTarget& target, net::WebSocket& socket, Command command);
+/// The socket ended: the instance that holds the connection ends it; a hibernatable connection
+/// outlives its instance, so then the actor is woken to end it. Unregisters the socket.
+Task<void> end_session(const ActorTarget& target,
+                       std::string conn_id,
+                       bool hibernatable,
+                       net::WsCloseInfo info);
+
+// ---- the surfaces
+// --------------------------------------------------------------------------------
+
+Task<net::HttpResponse> http_action(ActorTarget target,
+                                    net::HttpRequest req,
+                                    std::string raw_name,
+                                    protocol::client::Encoding encoding);
+Task<net::HttpResponse> raw_http(ActorTarget target,
+                                 net::HttpRequest req,
+                                 std::string path,
+                                 std::string search,
+                                 protocol::client::Encoding encoding);
+Task<void> connect(ActorTarget target,
+                   net::HttpRequest req,
+                   std::string search,
+                   std::shared_ptr<net::WebSocket> socket);
+Task<void> connect_session(ActorTarget target,
+                           std::string conn_id,
+                           protocol::client::Encoding encoding,
+                           std::shared_ptr<net::WebSocket> socket);
+Task<void> raw_websocket(ActorTarget target,
+                         net::HttpRequest req,
+                         std::string path,
+                         std::string search,
+                         std::shared_ptr<net::WebSocket> socket);
+Task<void> raw_websocket_session(ActorTarget target,
+                                 std::string conn_id,
+                                 bool hibernatable,
+                                 std::shared_ptr<net::WebSocket> socket);
+
+}  // namespace rivetkit::core::router

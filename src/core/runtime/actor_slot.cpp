@@ -1,0 +1,217 @@
+#include "core/runtime/actor_slot.hpp"
+
+#include "core/errors.hpp"
+#include "core/runtime/command_runner.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+namespace rivetkit::core {
+
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+
+Error runtime_shutting_down() {
+  return Error{"actor", "stopping", "The runtime is shutting down", std::nullopt, false};
+}
+
+Error overloaded(std::size_t limit) {
+  return Error{"actor", "overloaded", "Too many requests are waiting for the actor to start",
+               Value::object({{"limit", static_cast<std::int64_t>(limit)}}), true};
+}
+
+// Counts a command among those waiting in the slot for as long as it lives.
+class WaitingCount {
+ public:
+  explicit WaitingCount(std::size_t& count) : count_(count) { ++count_; }
+  ~WaitingCount() { --count_; }
+  WaitingCount(const WaitingCount&) = delete;
+  WaitingCount& operator=(const WaitingCount&) = delete;
+
+ private:
+  std::size_t& count_;
+};
+
+}  // namespace
+
+ActorSlot::ActorSlot(std::string actor_id, boost::asio::any_io_executor strand, SlotHost& host)
+    : actor_id_(std::move(actor_id)), strand_(std::move(strand)), host_(host), changed_(strand_) {}
+
+// ---- starting and stopping ----------------------------------------------------------------------
+
+Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::start(SpecFactory make_spec) {
+  while (true) {
+    if (destroyed_) {
+      co_return fail(actor_not_found(actor_id_));
+    }
+    if (instance_ && instance_->lifecycle().is(LifecycleState::kStarted) && !stopping_) {
+      co_return instance_;
+    }
+    if (starting_ || stopping_) {
+      std::uint64_t attempt = attempts_;
+      co_await changed_.wait();
+      if (attempts_ != attempt && !instance_ && last_error_) {
+        co_return fail(*last_error_);
+      }
+      continue;
+    }
+    if (host_.slot_shutting_down()) {
+      co_return fail(runtime_shutting_down());
+    }
+    starting_ = true;
+    auto spec_op = make_spec();
+    auto spec = co_await std::move(spec_op);
+    std::shared_ptr<ActorInstance> instance;
+    Result<void> started;
+    if (spec) {
+      instance = std::make_shared<ActorInstance>(strand_, std::move(*spec), host_.slot_config());
+      auto start_op = instance->start();
+      started = co_await std::move(start_op);
+    } else {
+      started = fail(spec.error());
+    }
+    starting_ = false;
+    ++attempts_;
+    if (!started) {
+      last_error_ = started.error();
+      changed_.notify_all();
+      co_return fail(started.error());
+    }
+    last_error_.reset();
+    instance_ = instance;
+    changed_.notify_all();
+    co_return instance;
+  }
+}
+
+Task<void> ActorSlot::stop(StopReason reason) {
+  if (reason == StopReason::kDestroy) {
+    destroyed_ = true;  // from now on nobody gets (or starts) this actor
+  }
+  while (starting_ || stopping_) {
+    co_await changed_.wait();
+  }
+  auto instance = instance_;
+  if (!instance) {
+    changed_.notify_all();
+    co_return;
+  }
+  stopping_ = true;
+  auto op = instance->stop(reason);
+  co_await std::move(op);
+  instance_.reset();
+  stopping_ = false;
+  changed_.notify_all();
+}
+
+// ---- commands -----------------------------------------------------------------------------------
+
+Error ActorSlot::waited_too_long(const ActorInstance* refused_by) const {
+  if (refused_by != nullptr) {
+    return actor_stopping();
+  }
+  return Error{"guard", "actor_ready_timeout", "The actor did not become ready in time",
+               std::nullopt, true};
+}
+
+Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::next_instance(
+    const ActorInstance* refused_by, bool live_is_enough, bool wake, util::SteadyTime deadline) {
+  const auto& clock = host_.slot_config().clock;
+  bool woke = false;  // since the slot last changed
+  while (true) {
+    if (destroyed_) {
+      co_return fail(actor_not_found(actor_id_));
+    }
+    const auto* inst = instance_.get();
+    if (inst != nullptr && inst != refused_by) {
+      if (!stopping_ && inst->lifecycle().accepting()) {
+        co_return instance_;
+      }
+      if (live_is_enough && !inst->lifecycle().is(LifecycleState::kTerminated)) {
+        co_return instance_;
+      }
+    }
+    if (inst == nullptr && !starting_ && !stopping_) {
+      if (!wake) {
+        co_return std::shared_ptr<ActorInstance>();
+      }
+      if (host_.slot_shutting_down()) {
+        co_return fail(runtime_shutting_down());
+      }
+      if (!woke) {
+        woke = true;
+        auto wake_op = host_.wake(actor_id_);
+        auto woken = co_await std::move(wake_op);
+        if (!woken) {
+          co_return fail(woken.error());
+        }
+        continue;
+      }
+    }
+    // Wait for the slot to change (a start or stop completing), within the deadline.
+    if (clock->steady_now() >= deadline) {
+      co_return fail(waited_too_long(refused_by));
+    }
+    auto changed_op = changed_.wait();
+    auto timeout_op = clock->wait_until(deadline);
+    auto raced = co_await (std::move(changed_op) || std::move(timeout_op));
+    if (raced.index() == 1) {
+      co_return fail(waited_too_long(refused_by));
+    }
+    woke = false;
+  }
+}
+
+Task<Dispatched<Reply>> ActorSlot::dispatch(Command command) {
+  const auto& config = host_.slot_config();
+  const auto deadline = config.clock->steady_now() + config.instance_wait;
+  const auto* closed = std::get_if<ConnectionClosedCommand>(&command);
+  const bool live_is_enough = closed != nullptr;
+  const bool wake = closed == nullptr || closed->wake;
+  const ActorInstance* refused_by = nullptr;
+  std::shared_ptr<ActorInstance> last;
+  while (true) {
+    std::shared_ptr<ActorInstance> instance;
+    if (instance_ && instance_.get() != refused_by && !stopping_
+        && instance_->lifecycle().accepting()) {
+      instance = instance_;  // the common case: it runs now
+    } else {
+      if (waiting_ >= config.max_waiting_commands) {
+        co_return Dispatched<Reply>{fail(overloaded(config.max_waiting_commands)), last};
+      }
+      WaitingCount counted(waiting_);
+      auto next_op = next_instance(refused_by, live_is_enough, wake, deadline);
+      auto next = co_await std::move(next_op);
+      if (!next) {
+        co_return Dispatched<Reply>{fail(next.error()), last};
+      }
+      if (!*next) {
+        co_return Dispatched<Reply>{Reply(false), nullptr};  // a close nobody was there to see
+      }
+      instance = std::move(*next);
+    }
+    auto run_op = run_command(instance, command);
+    auto attempt = co_await std::move(run_op);
+    if (auto* result = std::get_if<Result<Reply>>(&attempt)) {
+      co_return Dispatched<Reply>{std::move(*result), std::move(instance)};
+    }
+    refused_by = instance.get();
+    last = std::move(instance);
+  }
+}
+
+Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::current() {
+  const auto& config = host_.slot_config();
+  const auto deadline = config.clock->steady_now() + config.instance_wait;
+  if (instance_ && !stopping_ && instance_->lifecycle().accepting()) {
+    co_return instance_;
+  }
+  if (waiting_ >= config.max_waiting_commands) {
+    co_return fail(overloaded(config.max_waiting_commands));
+  }
+  WaitingCount counted(waiting_);
+  auto op = next_instance(nullptr, false, true, deadline);
+  co_return co_await std::move(op);
+}
+
+}  // namespace rivetkit::core

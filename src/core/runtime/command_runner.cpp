@@ -1,0 +1,196 @@
+#include "core/runtime/command_runner.hpp"
+
+#include "core/errors.hpp"
+#include "util/log.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+namespace rivetkit::core {
+
+namespace client = protocol::client;
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+
+Error connection_lost() {
+  return Error{"actor", "connection_lost", "The connection no longer exists", std::nullopt, true};
+}
+
+// Ends the short-lived connection of an HTTP call, then applies the output gate: the response
+// leaves only once the state it depends on is durable.
+Task<Result<void>> finish_transient(ActorInstance& instance, std::shared_ptr<Connection> conn) {
+  auto close_op = instance.connection_lifecycle().close(std::move(conn));
+  co_await std::move(close_op);
+  std::uint64_t seq = instance.checkpoint();
+  auto durable_op = instance.wait_durable(seq);
+  co_return co_await std::move(durable_op);
+}
+
+Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance, HttpActionCommand& command) {
+  auto open_op = instance->connection_lifecycle().open(ConnKind::kHttp, command.params,
+                                                       command.request, command.encoding, nullptr);
+  auto conn = co_await std::move(open_op);
+  if (!conn) {
+    co_return Result<Reply>(fail(conn.error()));
+  }
+  if (!*conn) {
+    co_return Refused{};
+  }
+  auto action_op =
+      instance->run_action(conn->get(), std::move(command.name), std::move(command.args));
+  auto result = co_await std::move(action_op);
+  auto finish_op = finish_transient(*instance, std::move(*conn));
+  auto finished = co_await std::move(finish_op);
+  if (!finished) {
+    co_return Result<Reply>(fail(finished.error()));
+  }
+  if (!result) {
+    co_return Result<Reply>(fail(result.error()));
+  }
+  co_return Result<Reply>(Reply(std::move(*result)));
+}
+
+// See ActorInstance::run_action: never let the raced operand throw.
+Task<Result<Response>> catching_request(Task<std::optional<Response>> handler) {
+  std::exception_ptr failure;
+  try {
+    std::optional<Response> r = co_await std::move(handler);
+    if (!r) {
+      // RivetKit answers an onRequest that returns nothing with a 500 that says so.
+      co_return fail(Error{"core", "internal_error", "onRequest handler must return a Response",
+                           std::nullopt, true});
+    }
+    co_return std::move(*r);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  co_return fail(error_from_exception(failure));
+}
+
+Task<Attempt> raw_request(std::shared_ptr<ActorInstance> instance, RawRequestCommand& command) {
+  const auto& hooks = instance->definition().hooks;
+  auto open_op = instance->connection_lifecycle().open(
+      ConnKind::kRawRequest, command.params, command.request, client::Encoding::kJson, nullptr);
+  auto conn = co_await std::move(open_op);
+  if (!conn) {
+    co_return Result<Reply>(fail(conn.error()));
+  }
+  if (!*conn) {
+    co_return Refused{};
+  }
+  Result<Response> result = fail(route_not_found("/request" + command.request.path));
+  if (hooks.on_request) {
+    auto handler =
+        catching_request(hooks.on_request(instance.get(), conn->get(), std::move(command.request)));
+    auto timeout =
+        instance->config().clock->wait_for(instance->definition().options.action_timeout);
+    auto raced = co_await (std::move(handler) || std::move(timeout));
+    if (raced.index() == 0) {
+      result = std::move(std::get<0>(raced));
+    } else {
+      result = fail(action_timed_out());
+    }
+  }
+  auto finish_op = finish_transient(*instance, std::move(*conn));
+  auto finished = co_await std::move(finish_op);
+  if (!finished) {
+    co_return Result<Reply>(fail(finished.error()));
+  }
+  if (!result) {
+    co_return Result<Reply>(fail(result.error()));
+  }
+  co_return Result<Reply>(Reply(std::move(*result)));
+}
+
+Task<Attempt> open_connection(std::shared_ptr<ActorInstance> instance,
+                              OpenConnectionCommand& command) {
+  auto& life = instance->connection_lifecycle();
+  auto open_op =
+      life.open(command.kind, command.params, command.request, command.encoding, command.socket);
+  auto conn = co_await std::move(open_op);
+  if (!conn) {
+    co_return Result<Reply>(fail(conn.error()));
+  }
+  if (!*conn) {
+    co_return Refused{};
+  }
+  if (command.kind == ConnKind::kRawWebSocket) {
+    auto attach_op = life.attach_raw(*conn, false);
+    auto attached = co_await std::move(attach_op);
+    if (!attached) {
+      auto close_op = life.close(*conn);
+      co_await std::move(close_op);
+      co_return Result<Reply>(fail(attached.error()));
+    }
+  } else {
+    instance->connections().send_message(
+        **conn, client::ToClient{client::Init{instance->actor_id(), (*conn)->id()}});
+  }
+  co_return Result<Reply>(Reply(OpenedConnection{(*conn)->id(), (*conn)->is_hibernatable()}));
+}
+
+Attempt delivery(ActorInstance::Delivery delivery) {
+  switch (delivery) {
+    case ActorInstance::Delivery::kAccepted:
+      return Result<Reply>(Reply(Delivered{}));
+    case ActorInstance::Delivery::kGone:
+      return Result<Reply>(fail(connection_lost()));
+    case ActorInstance::Delivery::kRetry:
+      break;
+  }
+  return Refused{};
+}
+
+Task<Attempt> raw_message(std::shared_ptr<ActorInstance> instance, RawMessageCommand& command) {
+  // Taken for sure (run_command checked that the instance takes work, and deliver_raw decides
+  // before its first suspension), so the message can move.
+  auto op = instance->connection_lifecycle().deliver_raw(std::move(command.conn_id),
+                                                         std::move(command.message));
+  auto delivered = co_await std::move(op);
+  co_return delivery(delivered);
+}
+
+Task<Attempt> connection_closed(std::shared_ptr<ActorInstance> instance,
+                                ConnectionClosedCommand& command) {
+  if (instance->lifecycle().is(LifecycleState::kTerminated)) {
+    co_return Refused{};
+  }
+  auto op =
+      instance->connection_lifecycle().socket_closed(command.conn_id, command.code, command.reason);
+  const bool handled = co_await std::move(op);
+  // A hibernatable connection the stopping instance no longer holds lives on in its record:
+  // the next instance restores it, and ends it.
+  if (!handled && command.wake && !instance->lifecycle().accepting()) {
+    co_return Refused{};
+  }
+  co_return Result<Reply>(Reply(handled));
+}
+
+}  // namespace
+
+Task<Attempt> run_command(std::shared_ptr<ActorInstance> instance, Command& command) {
+  // Work of every kind but the end of a connection goes to an instance that takes new work.
+  if (!std::holds_alternative<ConnectionClosedCommand>(command)
+      && !instance->lifecycle().accepting()) {
+    co_return Refused{};
+  }
+  std::optional<Task<Attempt>> op;
+  if (auto* c = std::get_if<HttpActionCommand>(&command)) {
+    op.emplace(http_action(std::move(instance), *c));
+  } else if (auto* r = std::get_if<RawRequestCommand>(&command)) {
+    op.emplace(raw_request(std::move(instance), *r));
+  } else if (auto* o = std::get_if<OpenConnectionCommand>(&command)) {
+    op.emplace(open_connection(std::move(instance), *o));
+  } else if (auto* m = std::get_if<ConnectionMessageCommand>(&command)) {
+    // Decided without suspending: taken (the message moves), or the connection is gone.
+    co_return delivery(instance->deliver(m->conn_id, std::move(m->message)));
+  } else if (auto* w = std::get_if<RawMessageCommand>(&command)) {
+    op.emplace(raw_message(std::move(instance), *w));
+  } else {
+    op.emplace(connection_closed(std::move(instance), std::get<ConnectionClosedCommand>(command)));
+  }
+  auto attempt = co_await std::move(*op);
+  co_return attempt;
+}
+
+}  // namespace rivetkit::core
