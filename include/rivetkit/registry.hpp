@@ -43,7 +43,6 @@ class Registry {
   void stop();
 
  private:
-  Result<void> start_engine_mode(const RegistryConfig& config);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -87,7 +87,7 @@ class ActorInstance final : public detail::ActorApi,
     std::uint32_t generation = 1;
     std::shared_ptr<const detail::ActorDefinitionData> definition;
     std::unique_ptr<storage::ActorStore> store;
-    LifecycleDriver* driver = nullptr;
+    ActorDriver* driver = nullptr;
     /// How long a freshly started actor waits for its first request before the idle rule may
     /// put it to sleep (when longer than sleep_timeout). Engine mode: the engine starts an
     /// actor for a request that the gateway forwards only once the start is reported, which on
@@ -196,7 +196,7 @@ class ActorInstance final : public detail::ActorApi,
   std::uint32_t generation_;
   std::shared_ptr<const detail::ActorDefinitionData> definition_;
   std::unique_ptr<storage::ActorStore> store_;
-  LifecycleDriver* driver_;
+  ActorDriver* driver_;
   const RuntimeConfig& config_;
   Lifecycle lifecycle_;
   SleepGates sleep_;

@@ -1,11 +1,14 @@
 #pragma once
-// What the runtime asks of the mode it runs in (local mode now, engine mode later). A driver
-// owns actor placement: it decides when an instance starts and stops, keeps hibernated sockets
-// while their actor sleeps, and wakes actors for their alarms. All calls come from an actor's
-// strand and must not block.
+// ActorDriver: what the runtime asks of the mode it runs in (local mode: src/local/local_driver.*;
+// engine mode: src/engine/envoy_driver.*). A driver owns actor placement: it carries out the
+// stops actors ask for, keeps hibernated sockets while their actor sleeps, wakes actors for their
+// alarms and for work (Runtime::dispatch). Where a mode keeps its actors is the other interface,
+// core/directory.hpp. Calls other than wake() come from an actor's strand and must not block.
 
 #include "net/websocket.hpp"
 #include "storage/actor_store.hpp"
+#include <rivetkit/result.hpp>
+#include <rivetkit/task.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -14,9 +17,9 @@
 
 namespace rivetkit::core {
 
-class LifecycleDriver {
+class ActorDriver {
  public:
-  virtual ~LifecycleDriver() = default;
+  virtual ~ActorDriver() = default;
   /// The actor asked to sleep (idle timeout or c.sleep()).
   virtual void request_sleep(const std::string& actor_id) = 0;
   /// The actor asked to be destroyed (c.destroy()).
@@ -29,6 +32,10 @@ class LifecycleDriver {
   /// mode: the tunnel ids and message indexes).
   virtual std::shared_ptr<net::WebSocket> hibernated_socket(
       const storage::PersistedConn& record) = 0;
+  /// Work arrived for an actor with no instance here: start it (local mode), or ask for its start
+  /// (engine mode: the engine starts it here or elsewhere). The runtime's slot waits for the
+  /// instance; an error ends that wait (actor.not_found: there is no such actor).
+  virtual Task<Result<void>> wake(std::string actor_id) = 0;
 };
 
 }  // namespace rivetkit::core

@@ -1,7 +1,7 @@
 #pragma once
 // Where the sockets of hibernatable connections wait while their actor sleeps. The socket session
 // (router) registers a socket under its connection id for as long as the socket is open; an
-// instance that wakes looks its hibernated connections up here (LifecycleDriver::
+// instance that wakes looks its hibernated connections up here (ActorDriver::
 // hibernated_socket). Thread-safe.
 
 #include "net/websocket.hpp"

@@ -18,7 +18,6 @@
 namespace rivetkit::engine {
 
 namespace asio = boost::asio;
-using SteadyClock = std::chrono::steady_clock;
 using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
@@ -30,14 +29,6 @@ std::string stream_key(const envoy::GatewayId& gw, const envoy::RequestId& req) 
     k[4 + i] = static_cast<char>(req[i]);
   }
   return k;
-}
-
-// The executor by value: a coroutine parameter by reference dangles once the caller's
-// temporary (a strand converted to any_io_executor) is gone (cpp-guide pitfalls).
-Task<void> pause(asio::any_io_executor ex, std::chrono::milliseconds d) {
-  asio::steady_timer timer(ex);
-  timer.expires_after(d);
-  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
 const char* reason_name(envoy::StopActorReason r) {
@@ -77,7 +68,7 @@ EnvoyDriver::EnvoyDriver(asio::any_io_executor io,
 
 void EnvoyDriver::start() {
   std::weak_ptr<EnvoyDriver> weak = shared_from_this();
-  runtime_.set_waker([weak](std::string actor_id) { return wake(weak, std::move(actor_id)); });
+  runtime_.set_waker([weak](std::string actor_id) { return wake_weak(weak, std::move(actor_id)); });
   link_->start(this);
 }
 
@@ -416,7 +407,7 @@ std::shared_ptr<net::WebSocket> EnvoyDriver::hibernated_socket(
             it->second->on_remote_close(1001, "ws.client_gone_during_sleep");
             self->sockets_by_request_.erase(it);
           }
-          const auto now = std::chrono::steady_clock::now();
+          const auto now = self->runtime_.config().clock->steady_now();
           std::erase_if(self->gone_requests_,
                         [&](const auto& e) { return now - e.second > std::chrono::minutes(5); });
           self->gone_requests_[key] = now;
@@ -511,13 +502,18 @@ void EnvoyDriver::conns_durable(std::vector<storage::PersistedConn> conns) {
 
 // A command for an actor with no instance here (core/runtime/actor_slot.hpp). The slot waits
 // for the instance to start, on the runtime's clock; this only asks for the start.
-Task<Result<void>> EnvoyDriver::wake(std::weak_ptr<EnvoyDriver> weak, std::string actor_id) {
+Task<Result<void>> EnvoyDriver::wake(std::string actor_id) {
+  auto op = asio::co_spawn(link_->strand(), wake_on_link(shared_from_this(), std::move(actor_id)),
+                           asio::use_awaitable);
+  co_return co_await std::move(op);
+}
+
+Task<Result<void>> EnvoyDriver::wake_weak(std::weak_ptr<EnvoyDriver> weak, std::string actor_id) {
   auto self = weak.lock();
   if (!self) {
     co_return fail(Error{"actor", "stopping", "The envoy is stopping", std::nullopt, false});
   }
-  auto op = asio::co_spawn(self->link_->strand(), wake_on_link(self, std::move(actor_id)),
-                           asio::use_awaitable);
+  auto op = self->wake(std::move(actor_id));
   co_return co_await std::move(op);
 }
 
@@ -804,13 +800,19 @@ Task<void> EnvoyDriver::handle_websocket(std::shared_ptr<EnvoyDriver> self,
 Task<void> EnvoyDriver::shutdown(std::chrono::milliseconds limit) {
   auto task = [](std::shared_ptr<EnvoyDriver> self, std::chrono::milliseconds lim) -> Task<void> {
     self->shutting_down_ = true;
-    const auto deadline = SteadyClock::now() + lim;
+    const auto& clock = self->runtime_.config().clock;
+    const auto deadline = clock->steady_now() + lim;
     if (self->link_->connected() && !self->actors_.empty()) {
       log::info("asking the engine to move {} actor(s) away", self->actors_.size());
       self->link_->send(envoy::ToRivet{envoy::ToRivetStopping{}});
-      while (!self->actors_.empty() && SteadyClock::now() < deadline) {
-        auto pause_op = pause(self->link_->strand(), std::chrono::milliseconds(50));
-        co_await std::move(pause_op);
+      // Each stop the engine sends removes an entry (actors_changed_); no polling.
+      while (!self->actors_.empty()) {
+        auto changed_op = self->actors_changed_->wait();
+        auto timeout_op = clock->wait_until(deadline);
+        auto raced = co_await (std::move(changed_op) || std::move(timeout_op));
+        if (raced.index() == 1) {
+          break;
+        }
       }
     }
     if (!self->actors_.empty()) {
@@ -822,7 +824,7 @@ Task<void> EnvoyDriver::shutdown(std::chrono::milliseconds limit) {
     auto stop_op = self->runtime_.shutdown();
     co_await std::move(stop_op);
     // Give the last events a moment to leave before the close frame.
-    auto pause_op = pause(self->link_->strand(), std::chrono::milliseconds(50));
+    auto pause_op = clock->wait_for(std::chrono::milliseconds(50));
     co_await std::move(pause_op);
     self->link_->stop();
   };

@@ -1,5 +1,5 @@
 #pragma once
-// EnvoyDriver: engine mode's core::LifecycleDriver. The engine decides where and when actors run;
+// EnvoyDriver: engine mode's core::ActorDriver. The engine decides where and when actors run;
 // this driver turns its commands into Runtime starts and stops, reports the actor's state back as
 // events, and carries tunneled HTTP requests and WebSockets to the same actor router local mode
 // uses (envoy-protocol.md §4).
@@ -17,7 +17,7 @@
 // a socket, or is being stopped) waits for the engine's next start; if none is coming the driver
 // wakes the actor the way any client would, with a request through the engine's gateway.
 //
-// Everything runs on the link's strand; LifecycleDriver calls arrive from actor strands and are
+// Everything runs on the link's strand; ActorDriver calls arrive from actor strands and are
 // posted there.
 
 #include "core/driver.hpp"
@@ -42,7 +42,7 @@
 
 namespace rivetkit::engine {
 
-class EnvoyDriver final : public core::LifecycleDriver,
+class EnvoyDriver final : public core::ActorDriver,
                           public EnvoyLinkHandler,
                           public std::enable_shared_from_this<EnvoyDriver> {
  public:
@@ -58,11 +58,13 @@ class EnvoyDriver final : public core::LifecycleDriver,
   /// it lost and start it elsewhere).
   Task<void> shutdown(std::chrono::milliseconds limit);
 
-  // core::LifecycleDriver (any thread)
+  // core::ActorDriver (any thread)
   void request_sleep(const std::string& actor_id) override;
   void request_destroy(const std::string& actor_id) override;
   void alarm_changed(const std::string& actor_id, std::optional<std::int64_t> at_ms) override;
   std::shared_ptr<net::WebSocket> hibernated_socket(const storage::PersistedConn& record) override;
+  /// Asks the engine to start a sleeping actor, through its gateway.
+  Task<Result<void>> wake(std::string actor_id) override;
 
   // EnvoyLinkHandler (link strand)
   void on_commands(std::vector<envoy::CommandWrapper> commands) override;
@@ -134,8 +136,8 @@ class EnvoyDriver final : public core::LifecycleDriver,
   /// A commit saved these tunneled connections: their sockets acknowledge up to the saved index.
   void conns_durable(std::vector<storage::PersistedConn> conns);
 
-  /// The runtime's waker: asks the engine to start a sleeping actor (through its gateway).
-  static Task<Result<void>> wake(std::weak_ptr<EnvoyDriver> weak, std::string actor_id);
+  /// The runtime's waker (wake() while the driver lives).
+  static Task<Result<void>> wake_weak(std::weak_ptr<EnvoyDriver> weak, std::string actor_id);
   static Task<Result<void>> wake_on_link(std::shared_ptr<EnvoyDriver> self, std::string actor_id);
   core::ActorTarget make_target(std::shared_ptr<core::ActorInstance> instance);
   static Task<void> handle_http(std::shared_ptr<EnvoyDriver> self,

@@ -1,12 +1,12 @@
 // Gateway resolution: actor id or (name, key) -> running ActorInstance, creating actors for
 // getOrCreate and waking sleeping ones.
 
-#include <boost/asio/this_coro.hpp>
-
 #include "core/errors.hpp"
 #include "core/ids.hpp"
 #include "core/keys.hpp"
 #include "local/local_context.hpp"
+
+#include <boost/asio/this_coro.hpp>
 
 namespace rivetkit::local {
 
@@ -20,7 +20,8 @@ namespace {
 // Builds what a new instance needs. Every start is a new generation (as in the engine, where each
 // wake is a new allocation); the counter is persisted so it keeps growing across restarts.
 Task<Result<core::ActorInstance::Spec>> make_instance_spec(
-    std::shared_ptr<LocalContext> ctx, storage::ActorRecord record,
+    std::shared_ptr<LocalContext> ctx,
+    storage::ActorRecord record,
     std::shared_ptr<const detail::ActorDefinitionData> definition) {
   auto gen_op = ctx->store->acquire_generation(record.actor_id);
   auto generation = co_await std::move(gen_op);
@@ -60,15 +61,7 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor(std::shared_ptr
 
 Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor_id(
     std::shared_ptr<LocalContext> ctx, std::string actor_id) {
-  if (auto cached = ctx->directory.by_id(actor_id)) {
-    auto op = acquire_actor(ctx, std::move(*cached));
-    auto acquired = co_await std::move(op);
-    if (acquired || acquired.error().code != "not_found") {
-      co_return acquired;
-    }
-    ctx->directory.erase(actor_id);
-  }
-  auto get_op = ctx->store->get_actor(actor_id);
+  auto get_op = ctx->directory->get_for_id(actor_id);
   auto record = co_await std::move(get_op);
   if (!record) {
     co_return fail(record.error());
@@ -76,13 +69,45 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor_id(
   if (!*record || (*record)->destroy_ts) {
     co_return fail(core::actor_not_found(actor_id));
   }
-  ctx->directory.put(**record);
   auto op = acquire_actor(ctx, std::move(**record));
-  co_return co_await std::move(op);
+  auto acquired = co_await std::move(op);
+  if (!acquired) {
+    ctx->directory->forget_cached(actor_id);  // e.g. destroyed since it was cached
+  }
+  co_return acquired;
 }
 
-Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_ptr<LocalContext> ctx,
-                                                                   GatewayRequest target) {
+namespace {
+
+// Starts a getOrCreate's actor; one destroyed since the directory answered is created anew.
+Task<Result<std::shared_ptr<core::ActorInstance>>> get_or_create_started(
+    std::shared_ptr<LocalContext> ctx, storage::ActorRecord wanted) {
+  for (int attempt = 0;; ++attempt) {
+    auto create_op = ctx->directory->get_or_create(wanted);
+    auto found = co_await std::move(create_op);
+    if (!found) {
+      co_return fail(found.error());
+    }
+    std::string actor_id = found->actor.actor_id;
+    auto op = acquire_actor(ctx, std::move(found->actor));
+    auto acquired = co_await std::move(op);
+    if (acquired || attempt > 0) {
+      co_return acquired;
+    }
+    ctx->directory->forget_cached(actor_id);
+    auto get_op = ctx->directory->get_for_id(actor_id);
+    auto now = co_await std::move(get_op);
+    if (!now || (*now && !(*now)->destroy_ts)) {
+      co_return acquired;  // it exists and did not start: that is the answer
+    }
+    wanted.actor_id = core::new_actor_id();
+  }
+}
+
+}  // namespace
+
+Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(
+    std::shared_ptr<LocalContext> ctx, GatewayRequest target) {
   if (target.direct) {
     auto op = acquire_actor_id(ctx, target.direct->actor_id);
     co_return co_await std::move(op);
@@ -92,18 +117,8 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_p
     co_return fail(unknown_actor_name(q.name));
   }
   std::string key = core::serialize_key(q.key);
-  if (auto cached = ctx->directory.by_key(q.name, key)) {
-    std::string cached_id = cached->actor_id;
-    auto op = acquire_actor(ctx, std::move(*cached));
-    auto acquired = co_await std::move(op);
-    if (acquired || acquired.error().code != "not_found") {
-      co_return acquired;
-    }
-    // Destroyed since it was cached: forget it and resolve from the store.
-    ctx->directory.erase(cached_id);
-  }
   if (q.method == QueryTarget::Method::kGet) {
-    auto find_op = ctx->store->find_actor(q.name, key);
+    auto find_op = ctx->directory->get_with_key(q.name, key);
     auto found = co_await std::move(find_op);
     if (!found) {
       co_return fail(found.error());
@@ -112,9 +127,13 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_p
       co_return fail(Error{"actor", "not_found", "The actor does not exist or was destroyed.",
                            std::nullopt, true});
     }
-    ctx->directory.put(**found);
+    std::string actor_id = (*found)->actor_id;
     auto op = acquire_actor(ctx, std::move(**found));
-    co_return co_await std::move(op);
+    auto acquired = co_await std::move(op);
+    if (!acquired) {
+      ctx->directory->forget_cached(actor_id);
+    }
+    co_return acquired;
   }
   storage::ActorRecord record;
   record.actor_id = core::new_actor_id();
@@ -124,13 +143,7 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(std::shared_p
   record.crash_policy = q.crash_policy.value_or("sleep");
   record.create_ts = ctx->clock().now_ms();
   record.generation = 0;
-  auto create_op = ctx->store->get_or_create_actor(std::move(record));
-  auto created = co_await std::move(create_op);
-  if (!created) {
-    co_return fail(created.error());
-  }
-  ctx->directory.put(created->first);
-  auto op = acquire_actor(ctx, std::move(created->first));
+  auto op = get_or_create_started(ctx, std::move(record));
   co_return co_await std::move(op);
 }
 
@@ -144,29 +157,8 @@ core::ActorTarget make_target(std::shared_ptr<LocalContext> ctx,
 }
 
 Task<Result<bool>> destroy_actor(std::shared_ptr<LocalContext> ctx, std::string actor_id) {
-  auto get_op = ctx->store->get_actor(actor_id);
-  auto record = co_await std::move(get_op);
-  if (!record) {
-    co_return fail(record.error());
-  }
-  if (!*record || (*record)->destroy_ts) {
-    co_return false;
-  }
-  // Nobody reaches the actor from here on; the running instance (if any) drains within its grace
-  // period, runs on_destroy and closes its connections; then the data goes.
-  ctx->directory.erase(actor_id);
-  auto stop_op = ctx->runtime.stop(actor_id, core::StopReason::kDestroy);
-  co_await std::move(stop_op);
-  auto destroy_op = ctx->store->destroy_actor(actor_id, ctx->clock().now_ms());
-  auto destroyed = co_await std::move(destroy_op);
-  ctx->runtime.forget(actor_id);
-  if (ctx->driver != nullptr) {
-    ctx->driver->alarm_changed(actor_id, std::nullopt);
-  }
-  if (!destroyed) {
-    co_return fail(destroyed.error());
-  }
-  co_return *destroyed;
+  auto op = ctx->directory->destroy(std::move(actor_id));
+  co_return co_await std::move(op);
 }
 
 }  // namespace rivetkit::local

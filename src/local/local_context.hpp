@@ -6,8 +6,8 @@
 #include "core/router/router.hpp"
 #include "core/runtime.hpp"
 #include "core/socket_registry.hpp"
-#include "local/directory_cache.hpp"
 #include "local/gateway_path.hpp"
+#include "local/local_directory.hpp"
 #include "net/http_types.hpp"
 #include "storage/local_store.hpp"
 #include "util/clock.hpp"
@@ -24,15 +24,23 @@ namespace rivetkit::local {
 
 struct LocalContext {
   LocalContext(RegistryConfig cfg, core::Runtime& rt, std::shared_ptr<storage::LocalStore> st)
-      : config(std::move(cfg)), runtime(rt), store(std::move(st)) {}
+      : config(std::move(cfg)),
+        runtime(rt),
+        store(st),
+        directory(
+            std::make_unique<LocalDirectory>(std::move(st), rt, [this](const std::string& id) {
+              if (driver != nullptr) {
+                driver->alarm_changed(id, std::nullopt);  // a destroyed actor has no schedules
+              }
+            })) {}
 
   RegistryConfig config;
   core::Runtime& runtime;
   std::shared_ptr<storage::LocalStore> store;
-  DirectoryCache directory;
+  std::unique_ptr<LocalDirectory> directory;
   core::SocketRegistry sockets;
   /// Set once by the server (it outlives every actor instance).
-  core::LifecycleDriver* driver = nullptr;
+  core::ActorDriver* driver = nullptr;
 
   util::Clock& clock() const { return *runtime.config().clock; }
 };

@@ -4,12 +4,11 @@
 #include "core/errors.hpp"
 #include "core/ids.hpp"
 #include "core/router/router.hpp"
-#include "local/alarm_scheduler.hpp"
 #include "local/local_context.hpp"
+#include "local/local_driver.hpp"
 #include "net/http_server.hpp"
 #include "protocol/json/json.hpp"
 #include "protocol/text/utf8.hpp"
-#include "util/heap_trimmer.hpp"
 #include "util/log.hpp"
 #include "util/spawn.hpp"
 #include "util/url.hpp"
@@ -120,88 +119,21 @@ net::HttpResponse engine_error(const Error& error) {
   return resp;
 }
 
-struct LocalServer::Impl : std::enable_shared_from_this<Impl>, core::LifecycleDriver {
+// The HTTP front door: metadata, REST API, gateway and CORS. The actors behind it are the local
+// driver's (local_driver.*) and the directory's (local_directory.*).
+struct LocalServer::Impl : std::enable_shared_from_this<Impl> {
   Impl(boost::asio::io_context& io,
        RegistryConfig config,
        core::Runtime& runtime,
        std::shared_ptr<storage::LocalStore> store)
-      : ctx(std::make_shared<LocalContext>(std::move(config), runtime, std::move(store))), io_(io) {
-    ctx->driver = this;
-    std::weak_ptr<LocalContext> weak = ctx;
-    runtime.set_waker(
-        [weak](std::string actor_id) { return wake_for_work(weak, std::move(actor_id)); });
-  }
-  // A command for a sleeping actor wakes it here: local mode places every actor in this process.
-  static Task<Result<void>> wake_for_work(std::weak_ptr<LocalContext> weak, std::string actor_id) {
-    auto c = weak.lock();
-    if (!c) {
-      co_return fail(core::actor_not_found(actor_id));
-    }
-    auto op = acquire_actor_id(c, std::move(actor_id));
-    auto woken = co_await std::move(op);
-    if (!woken) {
-      co_return fail(woken.error());
-    }
-    co_return Result<void>();
-  }
+      : ctx(std::make_shared<LocalContext>(std::move(config), runtime, std::move(store))),
+        io_(io),
+        driver(std::make_shared<LocalDriver>(io, ctx)) {}
 
   std::shared_ptr<LocalContext> ctx;
   boost::asio::io_context& io_;
+  std::shared_ptr<LocalDriver> driver;
   std::unique_ptr<net::HttpServer> server;
-  std::shared_ptr<AlarmScheduler> alarms;
-
-  // core::LifecycleDriver: local mode places every actor in this process.
-  void request_sleep(const std::string& actor_id) override {
-    util::spawn(io_.get_executor(), sleep_actor(shared_from_this(), actor_id), "sleep actor");
-  }
-  // A sleeping actor costs only its rows on disk: its instance, its directory-cache entry and,
-  // in batches, the heap pages they used are given back.
-  static Task<void> sleep_actor(std::shared_ptr<Impl> self, std::string actor_id) {
-    auto op = self->ctx->runtime.stop(actor_id, core::StopReason::kSleep);
-    co_await std::move(op);
-    self->ctx->directory.erase(actor_id);
-    self->trimmer.released();
-  }
-  util::HeapTrimmer trimmer;  // also trims after other frees (closed connections)
-  void request_destroy(const std::string& actor_id) override {
-    util::spawn(io_.get_executor(), destroy_for(ctx, actor_id), "destroy actor");
-  }
-  void alarm_changed(const std::string& actor_id, std::optional<std::int64_t> at_ms) override {
-    if (alarms) {
-      alarms->set(actor_id, at_ms);
-    }
-  }
-  std::shared_ptr<net::WebSocket> hibernated_socket(const storage::PersistedConn& record) override {
-    return ctx->sockets.find(record.conn_id);
-  }
-  static Task<void> destroy_for(std::shared_ptr<LocalContext> c, std::string actor_id) {
-    auto op = destroy_actor(c, actor_id);
-    auto r = co_await std::move(op);
-    if (!r) {
-      log::error("destroy failed actor_id={}: {}", actor_id, r.error().message);
-    }
-  }
-  static Task<void> wake(std::shared_ptr<LocalContext> c, std::string actor_id) {
-    auto op = acquire_actor_id(c, actor_id);
-    auto r = co_await std::move(op);
-    if (!r && !c->runtime.shutting_down()) {
-      log::warn("alarm could not wake actor_id={}: {}", actor_id, r.error().message);
-    }
-  }
-  static Task<void> load_alarms(std::shared_ptr<Impl> self) {
-    auto op = self->ctx->store->pending_alarms();
-    auto pending = co_await std::move(op);
-    if (!pending) {
-      log::error("could not load pending schedules: {}", pending.error().message);
-      co_return;
-    }
-    for (auto& [actor_id, at] : *pending) {
-      self->alarms->set(actor_id, at);
-    }
-    if (!pending->empty()) {
-      log::info("{} actor(s) have pending schedules", pending->size());
-    }
-  }
 
   static Task<net::HttpResponse> on_http(std::shared_ptr<Impl> self, net::HttpRequest req);
   static Task<net::HttpResponse> route_http(std::shared_ptr<Impl> self, net::HttpRequest req);
@@ -464,16 +396,7 @@ Result<std::uint16_t> LocalServer::start() {
     return port;
   }
   impl_->ctx->config.port = *port;
-  std::weak_ptr<LocalContext> weak_ctx = impl_->ctx;
-  impl_->alarms = std::make_shared<AlarmScheduler>(
-      boost::asio::make_strand(impl_->io_), impl_->ctx->runtime.config().clock,
-      [weak_ctx, io = &impl_->io_](const std::string& actor_id) {
-        if (auto c = weak_ctx.lock()) {
-          util::spawn(io->get_executor(), Impl::wake(c, actor_id), "alarm wake");
-        }
-      });
-  impl_->alarms->start();
-  util::spawn(impl_->io_.get_executor(), Impl::load_alarms(impl_), "load pending schedules");
+  impl_->driver->start();
   return port;
 }
 
@@ -481,8 +404,8 @@ void LocalServer::stop_accepting() {
   if (impl_ && impl_->server) {
     impl_->server->stop_accepting();
   }
-  if (impl_ && impl_->alarms) {
-    impl_->alarms->stop();
+  if (impl_) {
+    impl_->driver->stop_alarms();
   }
 }
 
@@ -490,8 +413,8 @@ void LocalServer::drain() {
   if (impl_ && impl_->server) {
     impl_->server->drain();
   }
-  if (impl_ && impl_->alarms) {
-    impl_->alarms->stop();
+  if (impl_) {
+    impl_->driver->stop_alarms();
   }
 }
 

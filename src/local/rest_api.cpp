@@ -203,7 +203,7 @@ Task<net::HttpResponse> list_actors(std::shared_ptr<LocalContext> ctx, net::Http
       if (++count > kMaxActorIds) {
         co_return engine_error(invalid_input("Too many actor ids (at most 32)"));
       }
-      auto get_op = ctx->store->get_actor(id);
+      auto get_op = ctx->directory->get_for_id(id);
       auto record = co_await std::move(get_op);
       if (!record) {
         co_return engine_error(record.error());
@@ -244,7 +244,7 @@ Task<net::HttpResponse> list_actors(std::shared_ptr<LocalContext> ctx, net::Http
   }
   std::size_t limit = list.limit;
   list.limit = limit + 1;  // one extra row tells whether there is another page
-  auto list_op = ctx->store->list_actors(std::move(list));
+  auto list_op = ctx->directory->list(std::move(list));
   auto records = co_await std::move(list_op);
   if (!records) {
     co_return engine_error(records.error());
@@ -273,15 +273,15 @@ Task<net::HttpResponse> create_actor(std::shared_ptr<LocalContext> ctx,
     co_return engine_error(record.error());
   }
   if (get_or_create) {
-    auto op = ctx->store->get_or_create_actor(std::move(*record));
+    auto op = ctx->directory->get_or_create(std::move(*record));
     auto result = co_await std::move(op);
     if (!result) {
       co_return engine_error(result.error());
     }
     co_return json_response(
-        Value::object({{"actor", actor_json(result->first)}, {"created", result->second}}));
+        Value::object({{"actor", actor_json(result->actor)}, {"created", result->created}}));
   }
-  auto op = ctx->store->create_actor(std::move(*record));
+  auto op = ctx->directory->create(std::move(*record));
   auto result = co_await std::move(op);
   if (!result) {
     co_return engine_error(result.error());

@@ -186,7 +186,7 @@ Task<ConnectionLifecycle::Delivery> ConnectionLifecycle::deliver_raw(std::string
 // ---- hibernated connections ---------------------------------------------------------------------
 
 void ConnectionLifecycle::restore(const std::vector<storage::PersistedConn>& records,
-                                  LifecycleDriver* driver) {
+                                  ActorDriver* driver) {
   for (const auto& record : records) {
     auto socket = driver != nullptr ? driver->hibernated_socket(record) : nullptr;
     // A socket that went away while the actor slept (or with the process): the connection is

@@ -90,7 +90,7 @@ class ConnectionLifecycle {
   Task<Delivery> deliver_raw(std::string conn_id, net::WsMessage message);
 
   /// Brings back the hibernated connections of a starting actor, on the sockets the driver kept.
-  void restore(const std::vector<storage::PersistedConn>& records, LifecycleDriver* driver);
+  void restore(const std::vector<storage::PersistedConn>& records, ActorDriver* driver);
   /// Runs on_disconnect for the restored connections whose socket went away while the actor
   /// slept (spawned; call once the actor has started).
   void reap_stale();

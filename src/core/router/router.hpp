@@ -62,7 +62,7 @@ class ActorRouter {
                                      std::shared_ptr<net::WebSocket> socket);
 
   /// Runs the session of a hibernated socket this process did not hold before: the actor's new
-  /// instance already restored its connection `conn_id` (LifecycleDriver::hibernated_socket)
+  /// instance already restored its connection `conn_id` (ActorDriver::hibernated_socket)
   /// and the socket carries the client's next messages (engine mode, after the actor moved).
   static Task<void> resume_websocket(ActorTarget target,
                                      std::string conn_id,

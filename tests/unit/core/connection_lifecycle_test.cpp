@@ -41,7 +41,7 @@ class SetHost final : public ConnectionSet::Host {
   std::uint64_t durable_seq() const override { return 0; }
 };
 
-class Driver final : public LifecycleDriver {
+class Driver final : public ActorDriver {
  public:
   std::map<std::string, std::shared_ptr<net::WebSocket>> kept;
   void request_sleep(const std::string&) override {}
@@ -51,6 +51,7 @@ class Driver final : public LifecycleDriver {
     auto it = kept.find(r.conn_id);
     return it == kept.end() ? nullptr : it->second;
   }
+  Task<Result<void>> wake(std::string) override { co_return Result<void>{}; }
 };
 
 class ConnectionLifecycleTest : public ::testing::Test, public ConnectionLifecycle::Host {

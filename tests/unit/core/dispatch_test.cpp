@@ -109,7 +109,7 @@ class DispatchTest : public testing::RuntimeHarness {
   }
   static Task<Result<ActorInstance::Spec>> spec(
       std::shared_ptr<storage::LocalStore> store,
-      LifecycleDriver* driver,
+      ActorDriver* driver,
       std::shared_ptr<const detail::ActorDefinitionData> data,
       std::string actor_id) {
     auto gen_op = store->acquire_generation(actor_id);

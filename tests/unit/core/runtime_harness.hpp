@@ -26,7 +26,7 @@ using std::chrono::milliseconds;
 
 // A driver like local mode's, minus the network: sleep/destroy requests stop the instance; alarms
 // are recorded for the test to act on.
-class TestDriver final : public LifecycleDriver {
+class TestDriver final : public ActorDriver {
  public:
   Runtime* runtime = nullptr;
   asio::io_context* io = nullptr;
@@ -55,6 +55,9 @@ class TestDriver final : public LifecycleDriver {
   }
   std::shared_ptr<net::WebSocket> hibernated_socket(const storage::PersistedConn&) override {
     return nullptr;
+  }
+  Task<Result<void>> wake(std::string actor_id) override {
+    co_return fail(Error{"actor", "not_found", "No actor " + actor_id, std::nullopt, true});
   }
 };
 
@@ -124,7 +127,7 @@ class RuntimeHarness : public ::testing::Test {
   }
   static Task<Result<ActorInstance::Spec>> make_spec(
       std::shared_ptr<storage::LocalStore> store,
-      LifecycleDriver* driver,
+      ActorDriver* driver,
       std::shared_ptr<const detail::ActorDefinitionData> data,
       milliseconds first_request_grace = milliseconds(0)) {
     auto gen_op = store->acquire_generation("actor-1");
