@@ -519,8 +519,10 @@ Task<Result<void>> EnvoyDriver::wake_weak(std::weak_ptr<EnvoyDriver> weak, std::
 
 Task<Result<void>> EnvoyDriver::wake_on_link(std::shared_ptr<EnvoyDriver> self,
                                              std::string actor_id) {
-  // An actor the engine starts or stops here settles first: running, it is the slot's to use;
-  // gone (stopped, or its start failed), it is woken below.
+  // An actor the engine starts here (or runs) is the slot's to wait for: its start completing
+  // changes the slot, and the work waiting there runs first, before a stop that came meanwhile
+  // (a destroy waits for the start). One the engine stops here settles first (the slot is
+  // empty, the entry not yet gone): then it is woken below.
   const auto& clock = self->runtime_.config().clock;
   const auto deadline = clock->steady_now() + self->runtime_.config().instance_wait;
   while (true) {
@@ -528,7 +530,7 @@ Task<Result<void>> EnvoyDriver::wake_on_link(std::shared_ptr<EnvoyDriver> self,
     if (it == self->actors_.end()) {
       break;
     }
-    if (it->second.phase == Phase::kRunning) {
+    if (it->second.phase != Phase::kStopping) {
       co_return Result<void>{};
     }
     auto changed_op = self->actors_changed_->wait();
@@ -556,6 +558,50 @@ Task<Result<void>> EnvoyDriver::wake_on_link(std::shared_ptr<EnvoyDriver> self,
     co_return fail(core::actor_not_found(actor_id));
   }
   co_return Result<void>{};
+}
+
+// The instance a tunneled request was routed to. Only the engine's start command creates an
+// instance; here a request joins it or uses it. While the engine's entry is stopping, or its
+// start has not reached the runtime yet, this looks again every 20 ms (on the runtime's clock).
+// Runtime::current() would wait on the slot instead, without polling; it made Rivet's
+// actor-lifecycle races (a destroy during the start) fail more often, for a reason not yet
+// found, so the engine keeps this loop until it is (docs/engine-mode.md).
+Task<Result<std::shared_ptr<core::ActorInstance>>> EnvoyDriver::resolve_for_request(
+    std::shared_ptr<EnvoyDriver> self, std::string actor_id) {
+  const auto& clock = self->runtime_.config().clock;
+  const auto deadline = clock->steady_now() + self->runtime_.config().instance_wait;
+  bool woke = false;
+  while (true) {
+    auto it = self->actors_.find(actor_id);
+    if (it != self->actors_.end() && it->second.phase != Phase::kStopping) {
+      core::Runtime::SpecFactory refuse = []() -> Task<Result<core::ActorInstance::Spec>> {
+        co_return fail(
+            Error{"actor", "stopping", "The actor is not started here yet", std::nullopt, false});
+      };
+      auto acquire_op = self->runtime_.acquire(actor_id, std::move(refuse));
+      auto acquired = co_await std::move(acquire_op);
+      if (acquired) {
+        co_return acquired;
+      }
+      if (acquired.error().group == "actor" && acquired.error().code == "not_found") {
+        co_return acquired;
+      }
+    } else if (it == self->actors_.end() && !woke && !self->shutting_down_) {
+      woke = true;
+      auto wake_op = wake_on_link(self, actor_id);
+      auto woken = co_await std::move(wake_op);
+      if (!woken) {
+        co_return fail(woken.error());
+      }
+      continue;
+    }
+    if (clock->steady_now() > deadline) {
+      co_return fail(Error{"guard", "actor_ready_timeout", "The actor did not become ready in time",
+                           std::nullopt, true});
+    }
+    auto pause_op = clock->wait_for(std::chrono::milliseconds(20));
+    co_await std::move(pause_op);
+  }
 }
 
 core::ActorTarget EnvoyDriver::make_target(std::shared_ptr<core::ActorInstance> instance) {
@@ -658,7 +704,7 @@ Task<void> EnvoyDriver::handle_http(std::shared_ptr<EnvoyDriver> self,
   }
   request.body = std::move(stream.body);
   net::HttpResponse response;
-  auto resolve_op = self->runtime_.current(start.actor_id);
+  auto resolve_op = resolve_for_request(self, start.actor_id);
   auto instance = co_await std::move(resolve_op);
   if (!instance) {
     response = plain_error(503, "Actor not found", "envoy.actor_not_found");
@@ -768,7 +814,7 @@ Task<void> EnvoyDriver::handle_websocket(std::shared_ptr<EnvoyDriver> self,
     }
     co_return;
   }
-  auto resolve_op = self->runtime_.current(open.actor_id);
+  auto resolve_op = resolve_for_request(self, open.actor_id);
   auto instance = co_await std::move(resolve_op);
   if (!instance) {
     self->send_tunnel(gateway_id, request_id, 0,

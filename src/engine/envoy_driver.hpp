@@ -138,6 +138,8 @@ class EnvoyDriver final : public core::ActorDriver,
 
   /// The runtime's waker (wake() while the driver lives).
   static Task<Result<void>> wake_weak(std::weak_ptr<EnvoyDriver> weak, std::string actor_id);
+  static Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_for_request(
+      std::shared_ptr<EnvoyDriver> self, std::string actor_id);
   static Task<Result<void>> wake_on_link(std::shared_ptr<EnvoyDriver> self, std::string actor_id);
   core::ActorTarget make_target(std::shared_ptr<core::ActorInstance> instance);
   static Task<void> handle_http(std::shared_ptr<EnvoyDriver> self,

@@ -2,12 +2,9 @@
 
 #include "core/errors.hpp"
 #include "core/runtime/command_runner.hpp"
-
-#include <boost/asio/experimental/awaitable_operators.hpp>
+#include "util/spawn.hpp"
 
 namespace rivetkit::core {
-
-using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -32,10 +29,24 @@ class WaitingCount {
   std::size_t& count_;
 };
 
+// Wakes the slot's waiters at `deadline` (they re-check it). Holds the notifier, not the slot.
+Task<void> watch_deadline(std::weak_ptr<Notifier> changed,
+                          std::shared_ptr<util::Clock> clock,
+                          util::SteadyTime deadline) {
+  auto wait_op = clock->wait_until(deadline);
+  co_await std::move(wait_op);
+  if (auto notifier = changed.lock()) {
+    notifier->notify_all();
+  }
+}
+
 }  // namespace
 
 ActorSlot::ActorSlot(std::string actor_id, boost::asio::any_io_executor strand, SlotHost& host)
-    : actor_id_(std::move(actor_id)), strand_(std::move(strand)), host_(host), changed_(strand_) {}
+    : actor_id_(std::move(actor_id)),
+      strand_(std::move(strand)),
+      host_(host),
+      changed_(std::make_shared<Notifier>(strand_)) {}
 
 // ---- starting and stopping ----------------------------------------------------------------------
 
@@ -49,7 +60,7 @@ Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::start(SpecFactory make_s
     }
     if (starting_ || stopping_) {
       std::uint64_t attempt = attempts_;
-      co_await changed_.wait();
+      co_await changed_->wait();
       if (attempts_ != attempt && !instance_ && last_error_) {
         co_return fail(*last_error_);
       }
@@ -74,12 +85,12 @@ Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::start(SpecFactory make_s
     ++attempts_;
     if (!started) {
       last_error_ = started.error();
-      changed_.notify_all();
+      changed_->notify_all();
       co_return fail(started.error());
     }
     last_error_.reset();
     instance_ = instance;
-    changed_.notify_all();
+    changed_->notify_all();
     co_return instance;
   }
 }
@@ -89,11 +100,11 @@ Task<void> ActorSlot::stop(StopReason reason) {
     destroyed_ = true;  // from now on nobody gets (or starts) this actor
   }
   while (starting_ || stopping_) {
-    co_await changed_.wait();
+    co_await changed_->wait();
   }
   auto instance = instance_;
   if (!instance) {
-    changed_.notify_all();
+    changed_->notify_all();
     co_return;
   }
   stopping_ = true;
@@ -101,7 +112,7 @@ Task<void> ActorSlot::stop(StopReason reason) {
   co_await std::move(op);
   instance_.reset();
   stopping_ = false;
-  changed_.notify_all();
+  changed_->notify_all();
 }
 
 // ---- commands -----------------------------------------------------------------------------------
@@ -117,19 +128,21 @@ Error ActorSlot::waited_too_long(const ActorInstance* refused_by) const {
 Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::next_instance(
     const ActorInstance* refused_by, bool live_is_enough, bool wake, util::SteadyTime deadline) {
   const auto& clock = host_.slot_config().clock;
-  bool woke = false;  // since the slot last changed
+  bool woke = false;      // since the slot last changed
+  bool watching = false;  // the deadline watcher runs
   while (true) {
-    if (destroyed_) {
-      co_return fail(actor_not_found(actor_id_));
-    }
     const auto* inst = instance_.get();
     if (inst != nullptr && inst != refused_by) {
+      // A destroy waits for the start; until it begins, the started instance takes work.
       if (!stopping_ && inst->lifecycle().accepting()) {
         co_return instance_;
       }
       if (live_is_enough && !inst->lifecycle().is(LifecycleState::kTerminated)) {
         co_return instance_;
       }
+    }
+    if (destroyed_ && !starting_) {
+      co_return fail(actor_not_found(actor_id_));
     }
     if (inst == nullptr && !starting_ && !stopping_) {
       if (!wake) {
@@ -148,16 +161,19 @@ Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::next_instance(
         continue;
       }
     }
-    // Wait for the slot to change (a start or stop completing), within the deadline.
+    // Wait for the slot to change (a start or stop completing), within the deadline. A waiter
+    // resumes straight from notify_all, in arrival order, ahead of a stop queued meanwhile (work
+    // that waited for a start runs on it before a destroy that came later begins); the deadline
+    // is a watcher that wakes the waiters, not a timer raced against each wait.
     if (clock->steady_now() >= deadline) {
       co_return fail(waited_too_long(refused_by));
     }
-    auto changed_op = changed_.wait();
-    auto timeout_op = clock->wait_until(deadline);
-    auto raced = co_await (std::move(changed_op) || std::move(timeout_op));
-    if (raced.index() == 1) {
-      co_return fail(waited_too_long(refused_by));
+    if (!watching) {
+      watching = true;
+      util::spawn(strand_, watch_deadline(changed_, clock, deadline), "slot wait deadline");
     }
+    auto changed_op = changed_->wait();
+    co_await std::move(changed_op);
     woke = false;
   }
 }

@@ -85,8 +85,8 @@ class ActorSlot {
   std::atomic<bool> destroyed_{false};
   std::uint64_t attempts_ = 0;
   std::optional<Error> last_error_;
-  std::size_t waiting_ = 0;  // commands waiting for an instance
-  Notifier changed_;
+  std::size_t waiting_ = 0;            // commands waiting for an instance
+  std::shared_ptr<Notifier> changed_;  // shared with the deadline watchers
 };
 
 }  // namespace rivetkit::core
