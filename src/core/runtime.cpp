@@ -111,17 +111,6 @@ Task<Dispatched<Reply>> Runtime::dispatch(std::string actor_id, Command command)
   co_return result;
 }
 
-Task<Result<std::shared_ptr<ActorInstance>>> Runtime::current(std::string actor_id) {
-  auto slot = slot_for(actor_id, true);
-  if (!slot) {
-    co_return fail(Error{"actor", "stopping", "The runtime is shutting down", std::nullopt, false});
-  }
-  auto op = asio::co_spawn(slot->actor.strand(), slot->actor.current(), asio::use_awaitable);
-  auto result = co_await std::move(op);
-  release_user(slot);
-  co_return result;
-}
-
 Task<void> Runtime::stop(std::string actor_id, StopReason reason) {
   auto slot = slot_for(actor_id, reason == StopReason::kDestroy);
   if (!slot) {

@@ -63,9 +63,6 @@ class Runtime final : private SlotHost {
     co_return Dispatched<typename C::Reply>{std::get<typename C::Reply>(std::move(*d.result)),
                                             std::move(d.instance)};
   }
-  /// The started instance of `actor_id` that takes work, waking the actor if it sleeps and
-  /// waiting out a start or stop (as dispatch does).
-  Task<Result<std::shared_ptr<ActorInstance>>> current(std::string actor_id);
 
   /// The started instance of `actor_id`, starting it with `make_spec` if it is not running.
   /// Concurrent callers share one start; if it fails they all get its error (and a later call

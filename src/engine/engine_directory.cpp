@@ -136,16 +136,21 @@ Task<Result<Value>> EngineDirectory::call(std::string method, std::string path, 
                             + resp->body.substr(0, 300)));
 }
 
-Task<Result<std::optional<core::ActorRecord>>> EngineDirectory::get_for_id(std::string actor_id) {
-  auto op = call("GET", "/actors?actor_ids=" + util::percent_encode(actor_id));
+Task<Result<std::vector<core::ActorRecord>>> EngineDirectory::lookup(std::string path) {
+  auto op = call("GET", std::move(path));
   auto page = co_await std::move(op);
   if (!page) {
     if (is_not_found(page.error())) {
-      co_return std::optional<core::ActorRecord>();
+      co_return std::vector<core::ActorRecord>();  // the client reads not_found as "none" too
     }
     co_return fail(page.error());
   }
-  auto records = records_of(*page);
+  co_return records_of(*page);
+}
+
+Task<Result<std::optional<core::ActorRecord>>> EngineDirectory::get_for_id(std::string actor_id) {
+  auto op = lookup("/actors?actor_ids=" + util::percent_encode(actor_id));
+  auto records = co_await std::move(op);
   if (!records) {
     co_return fail(records.error());
   }
@@ -162,16 +167,9 @@ Task<Result<std::optional<core::ActorRecord>>> EngineDirectory::get_with_key(std
   if (key.empty()) {
     co_return std::optional<core::ActorRecord>();  // a keyless actor is never found by key
   }
-  auto op = call(
-      "GET", "/actors?name=" + util::percent_encode(name) + "&key=" + util::percent_encode(key));
-  auto page = co_await std::move(op);
-  if (!page) {
-    if (is_not_found(page.error())) {
-      co_return std::optional<core::ActorRecord>();
-    }
-    co_return fail(page.error());
-  }
-  auto records = records_of(*page);
+  auto op =
+      lookup("/actors?name=" + util::percent_encode(name) + "&key=" + util::percent_encode(key));
+  auto records = co_await std::move(op);
   if (!records) {
     co_return fail(records.error());
   }
@@ -249,12 +247,8 @@ Task<Result<std::vector<core::ActorRecord>>> EngineDirectory::list(core::ActorLi
   if (query.include_destroyed) {
     path += "&include_destroyed=true";
   }
-  auto op = call("GET", std::move(path));
-  auto page = co_await std::move(op);
-  if (!page) {
-    co_return fail(page.error());
-  }
-  co_return records_of(*page);
+  auto op = lookup(std::move(path));
+  co_return co_await std::move(op);
 }
 
 }  // namespace rivetkit::engine

@@ -32,6 +32,8 @@ class EngineDirectory final : public core::ActorDirectory {
  private:
   /// One call; the parsed JSON body of a 2xx answer, else the engine's error.
   Task<Result<Value>> call(std::string method, std::string path, std::string body = {});
+  /// A GET of actors; the engine's not_found answers as none.
+  Task<Result<std::vector<core::ActorRecord>>> lookup(std::string path);
   std::string with_namespace(std::string path) const;
 
   boost::asio::any_io_executor ex_;

@@ -563,7 +563,7 @@ Task<Result<void>> EnvoyDriver::wake_on_link(std::shared_ptr<EnvoyDriver> self,
 // The instance a tunneled request was routed to. Only the engine's start command creates an
 // instance; here a request joins it or uses it. While the engine's entry is stopping, or its
 // start has not reached the runtime yet, this looks again every 20 ms (on the runtime's clock).
-// Runtime::current() would wait on the slot instead, without polling; it made Rivet's
+// Waiting on the actor's slot instead (no polling; tried in 9c93246) made Rivet's
 // actor-lifecycle races (a destroy during the start) fail more often, for a reason not yet
 // found, so the engine keeps this loop until it is (docs/engine-mode.md).
 Task<Result<std::shared_ptr<core::ActorInstance>>> EnvoyDriver::resolve_for_request(

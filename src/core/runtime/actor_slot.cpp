@@ -216,18 +216,4 @@ Task<Dispatched<Reply>> ActorSlot::dispatch(Command command) {
   }
 }
 
-Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::current() {
-  const auto& config = host_.slot_config();
-  const auto deadline = config.clock->steady_now() + config.instance_wait;
-  if (instance_ && !stopping_ && instance_->lifecycle().accepting()) {
-    co_return instance_;
-  }
-  if (waiting_ >= config.max_waiting_commands) {
-    co_return fail(overloaded(config.max_waiting_commands));
-  }
-  WaitingCount counted(waiting_);
-  auto op = next_instance(nullptr, false, true, deadline);
-  co_return co_await std::move(op);
-}
-
 }  // namespace rivetkit::core

@@ -64,8 +64,6 @@ class ActorSlot {
 
   /// Runs `command` on the current instance, or on the next one (see the file comment).
   Task<Dispatched<Reply>> dispatch(Command command);
-  /// The started instance that takes work, waking the actor if it sleeps.
-  Task<Result<std::shared_ptr<ActorInstance>>> current();
 
  private:
   // What to wait for: an instance other than `refused_by` that takes `command` (any live one

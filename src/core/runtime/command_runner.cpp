@@ -26,6 +26,22 @@ Task<Result<void>> finish_transient(ActorInstance& instance, std::shared_ptr<Con
   co_return co_await std::move(durable_op);
 }
 
+// Ends the transient connection, then answers the work's result (or the failed write's error).
+template <class T>
+Task<Attempt> finished_reply(ActorInstance& instance,
+                             std::shared_ptr<Connection> conn,
+                             Result<T> result) {
+  auto finish_op = finish_transient(instance, std::move(conn));
+  auto finished = co_await std::move(finish_op);
+  if (!finished) {
+    co_return Result<Reply>(fail(finished.error()));
+  }
+  if (!result) {
+    co_return Result<Reply>(fail(result.error()));
+  }
+  co_return Result<Reply>(Reply(std::move(*result)));
+}
+
 Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance, HttpActionCommand& command) {
   auto open_op = instance->connection_lifecycle().open(ConnKind::kHttp, command.params,
                                                        command.request, command.encoding, nullptr);
@@ -39,15 +55,8 @@ Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance, HttpActionCom
   auto action_op =
       instance->run_action(conn->get(), std::move(command.name), std::move(command.args));
   auto result = co_await std::move(action_op);
-  auto finish_op = finish_transient(*instance, std::move(*conn));
-  auto finished = co_await std::move(finish_op);
-  if (!finished) {
-    co_return Result<Reply>(fail(finished.error()));
-  }
-  if (!result) {
-    co_return Result<Reply>(fail(result.error()));
-  }
-  co_return Result<Reply>(Reply(std::move(*result)));
+  auto reply_op = finished_reply(*instance, std::move(*conn), std::move(result));
+  co_return co_await std::move(reply_op);
 }
 
 // See ActorInstance::run_action: never let the raced operand throw.
@@ -91,15 +100,8 @@ Task<Attempt> raw_request(std::shared_ptr<ActorInstance> instance, RawRequestCom
       result = fail(action_timed_out());
     }
   }
-  auto finish_op = finish_transient(*instance, std::move(*conn));
-  auto finished = co_await std::move(finish_op);
-  if (!finished) {
-    co_return Result<Reply>(fail(finished.error()));
-  }
-  if (!result) {
-    co_return Result<Reply>(fail(result.error()));
-  }
-  co_return Result<Reply>(Reply(std::move(*result)));
+  auto reply_op = finished_reply(*instance, std::move(*conn), std::move(result));
+  co_return co_await std::move(reply_op);
 }
 
 Task<Attempt> open_connection(std::shared_ptr<ActorInstance> instance,
