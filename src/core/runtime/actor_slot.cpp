@@ -17,18 +17,6 @@ Error overloaded(std::size_t limit) {
                Value::object({{"limit", static_cast<std::int64_t>(limit)}}), true};
 }
 
-// Counts a command among those waiting in the slot for as long as it lives.
-class WaitingCount {
- public:
-  explicit WaitingCount(std::size_t& count) : count_(count) { ++count_; }
-  ~WaitingCount() { --count_; }
-  WaitingCount(const WaitingCount&) = delete;
-  WaitingCount& operator=(const WaitingCount&) = delete;
-
- private:
-  std::size_t& count_;
-};
-
 // Wakes the slot's waiters at `deadline` (they re-check it). Holds the notifier, not the slot.
 Task<void> watch_deadline(std::weak_ptr<Notifier> changed,
                           std::shared_ptr<util::Clock> clock,
@@ -41,6 +29,25 @@ Task<void> watch_deadline(std::weak_ptr<Notifier> changed,
 }
 
 }  // namespace
+
+// Holds a command's place among the slot's waiters for as long as it lives.
+class ActorSlot::WaitingTurn {
+ public:
+  explicit WaitingTurn(ActorSlot& slot)
+      : slot_(slot), waiter_(slot.waiters_.insert(slot.waiters_.end(), false)) {}
+  ~WaitingTurn() {
+    slot_.settle(waiter_);
+    slot_.waiters_.erase(waiter_);
+  }
+  WaitingTurn(const WaitingTurn&) = delete;
+  WaitingTurn& operator=(const WaitingTurn&) = delete;
+
+  Waiter waiter() const { return waiter_; }
+
+ private:
+  ActorSlot& slot_;
+  Waiter waiter_;
+};
 
 ActorSlot::ActorSlot(std::string actor_id, boost::asio::any_io_executor strand, SlotHost& host)
     : actor_id_(std::move(actor_id)),
@@ -90,6 +97,12 @@ Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::start(SpecFactory make_s
     }
     last_error_.reset();
     instance_ = instance;
+    for (bool& owed : waiters_) {
+      if (!owed) {
+        owed = true;
+        ++owed_;
+      }
+    }
     changed_->notify_all();
     co_return instance;
   }
@@ -99,7 +112,7 @@ Task<void> ActorSlot::stop(StopReason reason) {
   if (reason == StopReason::kDestroy) {
     destroyed_ = true;  // from now on nobody gets (or starts) this actor
   }
-  while (starting_ || stopping_) {
+  while (starting_ || stopping_ || owed_ > 0) {
     co_await changed_->wait();
   }
   auto instance = instance_;
@@ -117,6 +130,15 @@ Task<void> ActorSlot::stop(StopReason reason) {
 
 // ---- commands -----------------------------------------------------------------------------------
 
+void ActorSlot::settle(Waiter waiter) {
+  if (*waiter) {
+    *waiter = false;
+    if (--owed_ == 0) {
+      changed_->notify_all();
+    }
+  }
+}
+
 Error ActorSlot::waited_too_long(const ActorInstance* refused_by) const {
   if (refused_by != nullptr) {
     return actor_stopping();
@@ -126,7 +148,11 @@ Error ActorSlot::waited_too_long(const ActorInstance* refused_by) const {
 }
 
 Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::next_instance(
-    const ActorInstance* refused_by, bool live_is_enough, bool wake, util::SteadyTime deadline) {
+    Waiter waiter,
+    const ActorInstance* refused_by,
+    bool live_is_enough,
+    bool wake,
+    util::SteadyTime deadline) {
   const auto& clock = host_.slot_config().clock;
   bool woke = false;      // since the slot last changed
   bool watching = false;  // the deadline watcher runs
@@ -168,6 +194,7 @@ Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::next_instance(
     if (clock->steady_now() >= deadline) {
       co_return fail(waited_too_long(refused_by));
     }
+    settle(waiter);  // it had its turn on the instance that started, if any, and took none
     if (!watching) {
       watching = true;
       util::spawn(strand_, watch_deadline(changed_, clock, deadline), "slot wait deadline");
@@ -188,15 +215,16 @@ Task<Dispatched<Reply>> ActorSlot::dispatch(Command command) {
   std::shared_ptr<ActorInstance> last;
   while (true) {
     std::shared_ptr<ActorInstance> instance;
+    std::optional<WaitingTurn> turn;  // held until the instance took or refused the command
     if (instance_ && instance_.get() != refused_by && !stopping_
         && instance_->lifecycle().accepting()) {
       instance = instance_;  // the common case: it runs now
     } else {
-      if (waiting_ >= config.max_waiting_commands) {
+      if (waiters_.size() >= config.max_waiting_commands) {
         co_return Dispatched<Reply>{fail(overloaded(config.max_waiting_commands)), last};
       }
-      WaitingCount counted(waiting_);
-      auto next_op = next_instance(refused_by, live_is_enough, wake, deadline);
+      turn.emplace(*this);
+      auto next_op = next_instance(turn->waiter(), refused_by, live_is_enough, wake, deadline);
       auto next = co_await std::move(next_op);
       if (!next) {
         co_return Dispatched<Reply>{fail(next.error()), last};
@@ -206,8 +234,9 @@ Task<Dispatched<Reply>> ActorSlot::dispatch(Command command) {
       }
       instance = std::move(*next);
     }
-    auto run_op = run_command(instance, command);
+    auto run_op = run_command(instance, command, [&turn] { turn.reset(); });
     auto attempt = co_await std::move(run_op);
+    turn.reset();
     if (auto* result = std::get_if<Result<Reply>>(&attempt)) {
       co_return Dispatched<Reply>{std::move(*result), std::move(instance)};
     }

@@ -9,6 +9,12 @@
 // compare. The wait is bounded in count (max_waiting_commands: past it, actor.overloaded) and in
 // time (on the injected clock: guard.actor_ready_timeout, or actor.stopping when the instance
 // never finished stopping). A destroyed actor answers actor.not_found.
+//
+// Commands that were waiting when an instance started are owed a turn on it: a stop that comes
+// later (a destroy issued during the start, say) begins only once each of them has been taken or
+// refused by that instance, or has given up. So the work that woke an actor is not lost to a stop
+// queued behind the start. A command that finds the instance not taking work gives its turn back
+// before it waits again, so a stop never waits on work that waits for that stop.
 
 #include "core/actor_instance.hpp"
 #include "core/notifier.hpp"
@@ -22,6 +28,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,10 +75,18 @@ class ActorSlot {
  private:
   // What to wait for: an instance other than `refused_by` that takes `command` (any live one
   // for a connection's end). nullptr (no error): none runs and `wake` is false.
-  Task<Result<std::shared_ptr<ActorInstance>>> next_instance(const ActorInstance* refused_by,
+  // One entry per command waiting in the slot: whether it is owed a turn on the instance that
+  // started while it waited.
+  using Waiter = std::list<bool>::iterator;
+  class WaitingTurn;
+
+  Task<Result<std::shared_ptr<ActorInstance>>> next_instance(Waiter waiter,
+                                                             const ActorInstance* refused_by,
                                                              bool live_is_enough,
                                                              bool wake,
                                                              util::SteadyTime deadline);
+  // The command had its turn (or gave it up): a stop waits for it no longer.
+  void settle(Waiter waiter);
   Error waited_too_long(const ActorInstance* refused_by) const;
 
   std::string actor_id_;
@@ -83,7 +98,8 @@ class ActorSlot {
   std::atomic<bool> destroyed_{false};
   std::uint64_t attempts_ = 0;
   std::optional<Error> last_error_;
-  std::size_t waiting_ = 0;            // commands waiting for an instance
+  std::list<bool> waiters_;  // commands waiting for an instance, or being taken by the one found
+  std::size_t owed_ = 0;     // of those, how many are owed a turn
   std::shared_ptr<Notifier> changed_;  // shared with the deadline watchers
 };
 

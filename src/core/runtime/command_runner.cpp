@@ -42,10 +42,13 @@ Task<Attempt> finished_reply(ActorInstance& instance,
   co_return Result<Reply>(Reply(std::move(*result)));
 }
 
-Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance, HttpActionCommand& command) {
+Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance,
+                          HttpActionCommand& command,
+                          std::function<void()> decided) {
   auto open_op = instance->connection_lifecycle().open(ConnKind::kHttp, command.params,
                                                        command.request, command.encoding, nullptr);
   auto conn = co_await std::move(open_op);
+  decided();
   if (!conn) {
     co_return Result<Reply>(fail(conn.error()));
   }
@@ -76,11 +79,14 @@ Task<Result<Response>> catching_request(Task<std::optional<Response>> handler) {
   co_return fail(error_from_exception(failure));
 }
 
-Task<Attempt> raw_request(std::shared_ptr<ActorInstance> instance, RawRequestCommand& command) {
+Task<Attempt> raw_request(std::shared_ptr<ActorInstance> instance,
+                          RawRequestCommand& command,
+                          std::function<void()> decided) {
   const auto& hooks = instance->definition().hooks;
   auto open_op = instance->connection_lifecycle().open(
       ConnKind::kRawRequest, command.params, command.request, client::Encoding::kJson, nullptr);
   auto conn = co_await std::move(open_op);
+  decided();
   if (!conn) {
     co_return Result<Reply>(fail(conn.error()));
   }
@@ -105,11 +111,13 @@ Task<Attempt> raw_request(std::shared_ptr<ActorInstance> instance, RawRequestCom
 }
 
 Task<Attempt> open_connection(std::shared_ptr<ActorInstance> instance,
-                              OpenConnectionCommand& command) {
+                              OpenConnectionCommand& command,
+                              std::function<void()> decided) {
   auto& life = instance->connection_lifecycle();
   auto open_op =
       life.open(command.kind, command.params, command.request, command.encoding, command.socket);
   auto conn = co_await std::move(open_op);
+  decided();
   if (!conn) {
     co_return Result<Reply>(fail(conn.error()));
   }
@@ -143,11 +151,15 @@ Attempt delivery(ActorInstance::Delivery delivery) {
   return Refused{};
 }
 
-Task<Attempt> raw_message(std::shared_ptr<ActorInstance> instance, RawMessageCommand& command) {
+Task<Attempt> raw_message(std::shared_ptr<ActorInstance> instance,
+                          RawMessageCommand& command,
+                          std::function<void()> decided) {
   // Taken for sure (run_command checked that the instance takes work, and deliver_raw decides
-  // before its first suspension), so the message can move.
+  // before its first suspension), so the message can move, and nothing can stop the instance
+  // before that decision.
   auto op = instance->connection_lifecycle().deliver_raw(std::move(command.conn_id),
                                                          std::move(command.message));
+  decided();
   auto delivered = co_await std::move(op);
   co_return delivery(delivered);
 }
@@ -170,7 +182,9 @@ Task<Attempt> connection_closed(std::shared_ptr<ActorInstance> instance,
 
 }  // namespace
 
-Task<Attempt> run_command(std::shared_ptr<ActorInstance> instance, Command& command) {
+Task<Attempt> run_command(std::shared_ptr<ActorInstance> instance,
+                          Command& command,
+                          std::function<void()> decided) {
   // Work of every kind but the end of a connection goes to an instance that takes new work.
   if (!std::holds_alternative<ConnectionClosedCommand>(command)
       && !instance->lifecycle().accepting()) {
@@ -178,17 +192,18 @@ Task<Attempt> run_command(std::shared_ptr<ActorInstance> instance, Command& comm
   }
   std::optional<Task<Attempt>> op;
   if (auto* c = std::get_if<HttpActionCommand>(&command)) {
-    op.emplace(http_action(std::move(instance), *c));
+    op.emplace(http_action(std::move(instance), *c, std::move(decided)));
   } else if (auto* r = std::get_if<RawRequestCommand>(&command)) {
-    op.emplace(raw_request(std::move(instance), *r));
+    op.emplace(raw_request(std::move(instance), *r, std::move(decided)));
   } else if (auto* o = std::get_if<OpenConnectionCommand>(&command)) {
-    op.emplace(open_connection(std::move(instance), *o));
+    op.emplace(open_connection(std::move(instance), *o, std::move(decided)));
   } else if (auto* m = std::get_if<ConnectionMessageCommand>(&command)) {
     // Decided without suspending: taken (the message moves), or the connection is gone.
     co_return delivery(instance->deliver(m->conn_id, std::move(m->message)));
   } else if (auto* w = std::get_if<RawMessageCommand>(&command)) {
-    op.emplace(raw_message(std::move(instance), *w));
+    op.emplace(raw_message(std::move(instance), *w, std::move(decided)));
   } else {
+    // The end of a connection decides as it finishes (the dispatcher's turn ends then).
     op.emplace(connection_closed(std::move(instance), std::get<ConnectionClosedCommand>(command)));
   }
   auto attempt = co_await std::move(*op);

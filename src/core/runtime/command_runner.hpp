@@ -7,6 +7,7 @@
 #include "core/runtime/command.hpp"
 #include <rivetkit/task.hpp>
 
+#include <functional>
 #include <memory>
 #include <variant>
 
@@ -20,6 +21,10 @@ using Attempt = std::variant<Result<Reply>, Refused>;
 
 /// Runs `command` on `instance`; must be called on the instance's strand. The command is moved
 /// from only when the instance takes it, so a refused command can be run again elsewhere.
-Task<Attempt> run_command(std::shared_ptr<ActorInstance> instance, Command& command);
+/// `decided` is called once the instance has taken or refused the command (a connection's
+/// preamble is over), which may be well before the command finishes.
+Task<Attempt> run_command(std::shared_ptr<ActorInstance> instance,
+                          Command& command,
+                          std::function<void()> decided);
 
 }  // namespace rivetkit::core

@@ -24,6 +24,7 @@ RIVETKIT_FIELDS(State, count, order)
 using Types = ActorTypes<State>;
 
 Runtime* g_runtime = nullptr;  // for the action that calls another actor
+bool g_slow_wake = false;      // on_wake takes a second of the test's clock
 
 HttpActionCommand action(std::string name, Array args = {}) {
   HttpActionCommand command;
@@ -34,6 +35,11 @@ HttpActionCommand action(std::string name, Array args = {}) {
 
 ActorDefinition counter() {
   return actor<Types>("counter")
+      .on_wake([](auto& c) -> Task<void> {
+        if (g_slow_wake) {
+          co_await c.wait(seconds(1));
+        }
+      })
       .action("increment",
               [](auto& c) {
                 c.state().count += 1;
@@ -75,6 +81,7 @@ class DispatchTest : public testing::RuntimeHarness {
   void TearDown() override {
     run(runtime_->shutdown());
     g_runtime = nullptr;
+    g_slow_wake = false;
     RuntimeHarness::TearDown();
   }
 
@@ -242,6 +249,23 @@ TEST_F(DispatchTest, WorkWaitingForAnActorThatIsDestroyedAnswersNotFound) {
   ASSERT_TRUE(wait_for([&] { return waiting->has_value(); }));
   ASSERT_FALSE((*waiting)->result);
   EXPECT_EQ((*waiting)->result.error().code, "not_found");
+}
+
+TEST_F(DispatchTest, WorkThatWokeTheActorRunsBeforeADestroyDuringTheStart) {
+  g_slow_wake = true;
+  auto waking = send("actor-1", action("increment"));
+  ASSERT_TRUE(wait_for([&] { return wakes_ == 1; }));
+  util::spawn(io_.get_executor(), runtime_->stop("actor-1", StopReason::kDestroy), "test destroy");
+  settle();
+  EXPECT_FALSE(*waking) << "the start is still in on_wake";
+  advance(seconds(1));
+  ASSERT_TRUE(wait_for([&] { return waking->has_value(); }));
+  ASSERT_TRUE((*waking)->result) << "work that was waiting for the start runs on it: "
+                                 << (*waking)->result.error().message;
+  EXPECT_EQ((*waking)->result->as_int(), 1);
+  auto after = call_on("actor-1", action("increment"));
+  ASSERT_FALSE(after.result) << "the destroy followed";
+  EXPECT_EQ(after.result.error().code, "not_found");
 }
 
 TEST_F(DispatchTest, AnActorCallingAnotherIsServed) {
