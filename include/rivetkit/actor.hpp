@@ -38,6 +38,7 @@
 /// any other exception reaches the client as `core.internal_error` and is logged.
 
 #include <rivetkit/abort_signal.hpp>
+#include <rivetkit/client.hpp>
 #include <rivetkit/convert.hpp>
 #include <rivetkit/detail/invoke.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
@@ -374,6 +375,8 @@ class Context {
   Schedule schedule() const { return Schedule(&api_->schedule()); }
   /// The actor's key-value store (kv.hpp).
   Kv kv() const { return Kv(&api_->kv()); }
+  /// Other actors of the registry, to call, create and destroy (client.hpp).
+  Client client() const { return Client(&api_->client()); }
   /// Wall-clock ms since the Unix epoch, on the runtime's clock (tests may run it manually).
   std::int64_t now_ms() const { return api_->now_ms(); }
   /// The actor's strand, for Asio operations that must run with the actor's code.

@@ -3,6 +3,7 @@
 /// This umbrella header is all an application needs.
 
 #include <rivetkit/abort_signal.hpp>
+#include <rivetkit/client.hpp>
 #include <rivetkit/actor.hpp>
 #include <rivetkit/config.hpp>
 #include <rivetkit/convert.hpp>

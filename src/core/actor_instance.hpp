@@ -167,6 +167,7 @@ class ActorInstance final : public detail::ActorApi,
   std::int64_t now_ms() const override;
   detail::ScheduleApi& schedule() override { return schedules_; }
   detail::KvApi& kv() override { return kv_; }
+  detail::ClientApi& client() override { return driver_->actor_client(); }
 
   /// Why the idle rule would not put this actor to sleep now; nullopt when it may sleep.
   std::optional<AwakeReason> awake_reason() const;

@@ -7,6 +7,7 @@
 
 #include "net/websocket.hpp"
 #include "storage/actor_store.hpp"
+#include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/result.hpp>
 #include <rivetkit/task.hpp>
 
@@ -36,6 +37,9 @@ class ActorDriver {
   /// (engine mode: the engine starts it here or elsewhere). The runtime's slot waits for the
   /// instance; an error ends that wait (actor.not_found: there is no such actor).
   virtual Task<Result<void>> wake(std::string actor_id) = 0;
+  /// The client actors of this mode call other actors with (`c.client()`; core/client/). It
+  /// outlives every instance.
+  virtual detail::ClientApi& actor_client() = 0;
 };
 
 }  // namespace rivetkit::core

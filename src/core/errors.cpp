@@ -64,6 +64,11 @@ Error actor_not_found(std::string_view actor_id) {
                Value::object({{"actorId", std::string(actor_id)}}), true};
 }
 
+Error unknown_actor_name(const std::string& name) {
+  return Error{"actor", "unknown_name", "No actor named '" + name + "' is registered",
+               Value::object({{"name", name}}), true};
+}
+
 Error route_not_found(std::string_view path) {
   return Error{"actor", "not_found", "Actor route '" + std::string(path) + "' was not found.",
                Value::object({{"id", std::string(path)}, {"resource", "route"}}), true};

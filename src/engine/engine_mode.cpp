@@ -96,7 +96,7 @@ Result<std::unique_ptr<EngineMode>> EngineMode::start(asio::io_context& io,
       std::strtoul(env_or("RIVET_ENVOY_VERSION", "1").c_str(), nullptr, 10));
   link_options.actor_names = runtime.actor_names();
   impl->link = std::make_shared<EnvoyLink>(io.get_executor(), std::move(link_options));
-  impl->driver = std::make_shared<EnvoyDriver>(io.get_executor(), runtime, impl->link);
+  impl->driver = std::make_shared<EnvoyDriver>(io.get_executor(), runtime, impl->link, api);
   impl->driver->start();
   auto connected = run_blocking(io, impl->link->wait_connected(std::chrono::milliseconds(30'000)));
   if (!connected) {

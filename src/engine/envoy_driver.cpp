@@ -60,10 +60,12 @@ net::HttpResponse plain_error(unsigned status, std::string body, std::string cod
 
 EnvoyDriver::EnvoyDriver(asio::any_io_executor io,
                          core::Runtime& runtime,
-                         std::shared_ptr<EnvoyLink> link)
+                         std::shared_ptr<EnvoyLink> link,
+                         EngineApiOptions api)
     : io_(std::move(io)),
       runtime_(runtime),
       link_(std::move(link)),
+      client_(io_, runtime_, std::move(api)),
       actors_changed_(std::make_unique<core::Notifier>(link_->strand())) {}
 
 void EnvoyDriver::start() {
@@ -561,11 +563,10 @@ Task<Result<void>> EnvoyDriver::wake_on_link(std::shared_ptr<EnvoyDriver> self,
 }
 
 // The instance a tunneled request was routed to. Only the engine's start command creates an
-// instance; here a request joins it or uses it. While the engine's entry is stopping, or its
-// start has not reached the runtime yet, this looks again every 20 ms (on the runtime's clock).
-// Waiting on the actor's slot instead (no polling; tried in 9c93246) made Rivet's
-// actor-lifecycle races (a destroy during the start) fail more often, for a reason not yet
-// found, so the engine keeps this loop until it is (docs/engine-mode.md).
+// instance; here a request joins it (waiting in its slot while it starts) or uses it. While the
+// engine's entry is stopping, or its start has not reached the runtime yet, this waits for the
+// entries to change (a start, a start finishing, a stop finishing each notify actors_changed_).
+// The request then runs through the slot like any other work (Runtime::dispatch).
 Task<Result<std::shared_ptr<core::ActorInstance>>> EnvoyDriver::resolve_for_request(
     std::shared_ptr<EnvoyDriver> self, std::string actor_id) {
   const auto& clock = self->runtime_.config().clock;
@@ -595,12 +596,13 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> EnvoyDriver::resolve_for_requ
       }
       continue;
     }
-    if (clock->steady_now() > deadline) {
+    if (clock->steady_now() >= deadline) {
       co_return fail(Error{"guard", "actor_ready_timeout", "The actor did not become ready in time",
                            std::nullopt, true});
     }
-    auto pause_op = clock->wait_for(std::chrono::milliseconds(20));
-    co_await std::move(pause_op);
+    auto changed_op = self->actors_changed_->wait();
+    auto timeout_op = clock->wait_until(deadline);
+    co_await (std::move(changed_op) || std::move(timeout_op));
   }
 }
 

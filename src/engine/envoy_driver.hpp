@@ -25,6 +25,7 @@
 #include "core/router/router.hpp"
 #include "core/runtime.hpp"
 #include "core/socket_registry.hpp"
+#include "engine/engine_actor_client.hpp"
 #include "engine/envoy_link.hpp"
 #include "engine/tunnel_websocket.hpp"
 #include <rivetkit/result.hpp>
@@ -46,9 +47,11 @@ class EnvoyDriver final : public core::ActorDriver,
                           public EnvoyLinkHandler,
                           public std::enable_shared_from_this<EnvoyDriver> {
  public:
+  /// `api`: the engine's HTTP API, for actor-to-actor calls (engine_actor_client.hpp).
   EnvoyDriver(boost::asio::any_io_executor io,
               core::Runtime& runtime,
-              std::shared_ptr<EnvoyLink> link);
+              std::shared_ptr<EnvoyLink> link,
+              EngineApiOptions api);
 
   /// Starts the link (connect, reconnect) with this driver as its handler.
   void start();
@@ -65,6 +68,7 @@ class EnvoyDriver final : public core::ActorDriver,
   std::shared_ptr<net::WebSocket> hibernated_socket(const storage::PersistedConn& record) override;
   /// Asks the engine to start a sleeping actor, through its gateway.
   Task<Result<void>> wake(std::string actor_id) override;
+  detail::ClientApi& actor_client() override { return client_.api(); }
 
   // EnvoyLinkHandler (link strand)
   void on_commands(std::vector<envoy::CommandWrapper> commands) override;
@@ -162,6 +166,7 @@ class EnvoyDriver final : public core::ActorDriver,
   core::Runtime& runtime_;
   std::shared_ptr<EnvoyLink> link_;
   core::SocketRegistry sockets_;
+  EngineActorClient client_;
 
   // On the link strand.
   std::map<std::string, ActorEntry> actors_;

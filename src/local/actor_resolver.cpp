@@ -10,11 +10,6 @@
 
 namespace rivetkit::local {
 
-Error unknown_actor_name(const std::string& name) {
-  return Error{"actor", "unknown_name", "No actor named '" + name + "' is registered",
-               Value::object({{"name", name}}), true};
-}
-
 namespace {
 
 // Builds what a new instance needs. Every start is a new generation (as in the engine, where each
@@ -49,7 +44,7 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor(std::shared_ptr
   }
   auto definition = ctx->runtime.definition(record.name);
   if (!definition) {
-    co_return fail(unknown_actor_name(record.name));
+    co_return fail(core::unknown_actor_name(record.name));
   }
   std::string actor_id = record.actor_id;
   core::Runtime::SpecFactory make_spec = [ctx, record = std::move(record), definition]() {
@@ -114,7 +109,7 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(
   }
   QueryTarget& q = *target.query;
   if (!ctx->runtime.definition(q.name)) {
-    co_return fail(unknown_actor_name(q.name));
+    co_return fail(core::unknown_actor_name(q.name));
   }
   std::string key = core::serialize_key(q.key);
   if (q.method == QueryTarget::Method::kGet) {

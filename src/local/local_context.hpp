@@ -66,9 +66,6 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor(std::shared_ptr
 Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor_id(
     std::shared_ptr<LocalContext> ctx, std::string actor_id);
 
-/// Error for a name no registered definition has.
-Error unknown_actor_name(const std::string& name);
-
 /// What the actor router needs to hand work to the actor `instance` belongs to.
 core::ActorTarget make_target(std::shared_ptr<LocalContext> ctx,
                               std::shared_ptr<core::ActorInstance> instance);

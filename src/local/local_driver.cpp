@@ -10,7 +10,16 @@
 namespace rivetkit::local {
 
 LocalDriver::LocalDriver(boost::asio::io_context& io, std::shared_ptr<LocalContext> ctx)
-    : io_(io), ctx_(std::move(ctx)) {}
+    : io_(io),
+      ctx_(std::move(ctx)),
+      caller_(ctx_->runtime),
+      client_(
+          *ctx_->directory,
+          caller_,
+          [runtime = &ctx_->runtime](const std::string& name) {
+            return runtime->definition(name) != nullptr;
+          },
+          ctx_->runtime.config().clock) {}
 
 void LocalDriver::start() {
   ctx_->driver = this;

@@ -4,6 +4,8 @@
 // the store at start-up); the sockets of hibernatable connections wait in the socket registry;
 // work for a sleeping actor wakes it. The HTTP front door (local_server.*) is separate.
 
+#include "core/client/actor_client.hpp"
+#include "core/client/dispatch_caller.hpp"
 #include "core/driver.hpp"
 #include "local/alarm_scheduler.hpp"
 #include "util/heap_trimmer.hpp"
@@ -35,6 +37,7 @@ class LocalDriver final : public core::ActorDriver,
   void alarm_changed(const std::string& actor_id, std::optional<std::int64_t> at_ms) override;
   std::shared_ptr<net::WebSocket> hibernated_socket(const storage::PersistedConn& record) override;
   Task<Result<void>> wake(std::string actor_id) override;
+  detail::ClientApi& actor_client() override { return client_; }
 
  private:
   static Task<void> sleep_actor(std::shared_ptr<LocalDriver> self, std::string actor_id);
@@ -46,7 +49,9 @@ class LocalDriver final : public core::ActorDriver,
   boost::asio::io_context& io_;
   std::shared_ptr<LocalContext> ctx_;
   std::shared_ptr<AlarmScheduler> alarms_;
-  util::HeapTrimmer trimmer_;  // also trims after other frees (closed connections)
+  util::HeapTrimmer trimmer_;    // also trims after other frees (closed connections)
+  core::DispatchCaller caller_;  // actor-to-actor calls run in process
+  core::ActorClient client_;
 };
 
 }  // namespace rivetkit::local

@@ -134,7 +134,7 @@ Result<storage::ActorRecord> record_from_body(LocalContext& ctx,
     return fail(invalid_input("Actor key is too long"));
   }
   if (!ctx.runtime.definition(**name)) {
-    return fail(unknown_actor_name(**name));
+    return fail(core::unknown_actor_name(**name));
   }
   storage::ActorRecord record;
   record.actor_id = core::new_actor_id();

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fixture {
 
@@ -36,6 +38,37 @@ inline std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+/// The key's parts joined with '/' (the suite's `c.key.join("/")`).
+inline std::string joined_key(const std::vector<std::string>& key) {
+  std::string out;
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    out += (i == 0 ? "" : "/") + key[i];
+  }
+  return out;
+}
+
+/// `client.<name>.getOrCreate(key).<action>(arg)` from inside an actor, as the suite's actors
+/// report to their observers.
+inline rivetkit::Task<void> tell(rivetkit::Client client,
+                                 std::string name,
+                                 std::vector<std::string> key,
+                                 std::string action,
+                                 rivetkit::Value arg) {
+  auto op = client.get_or_create(std::move(name), std::move(key)).action(std::move(action), arg);
+  co_await std::move(op);
+}
+
+/// lifecycleObserver.getOrCreate([observer]).recordEvent({actorKey, event}).
+inline rivetkit::Task<void> record_lifecycle_event(rivetkit::Client client,
+                                                   std::string observer,
+                                                   std::string actor_key,
+                                                   std::string event) {
+  return tell(
+      std::move(client), "lifecycleObserver", std::vector<std::string>{std::move(observer)},
+      "recordEvent",
+      rivetkit::Value::object({{"actorKey", std::move(actor_key)}, {"event", std::move(event)}}));
 }
 
 }  // namespace fixture

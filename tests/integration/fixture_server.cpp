@@ -161,6 +161,90 @@ rivetkit::ActorDefinition with_input() {
       .action("getInput", [](auto& c) { return c.state().input; });
 }
 
+// Calls other actors for the official client (actor-calls.test.mjs): every action reaches its
+// target through c.client(), and the callee's errors reach the client as the relay got them.
+rivetkit::Task<std::string> relay_create(rivetkit::Client client,
+                                         std::string name,
+                                         std::vector<std::string> key,
+                                         rivetkit::Value input) {
+  rivetkit::CreateOptions options;
+  options.input = std::move(input);
+  auto op = client.create(std::move(name), std::move(key), std::move(options));
+  auto handle = co_await std::move(op);
+  auto resolve_op = handle.resolve();
+  co_return co_await std::move(resolve_op);
+}
+
+rivetkit::Task<bool> relay_destroy(rivetkit::Client client,
+                                   std::string name,
+                                   std::vector<std::string> key) {
+  auto op = client.get(std::move(name), std::move(key)).destroy();
+  co_await std::move(op);
+  co_return true;
+}
+
+rivetkit::Task<std::string> relay_resolve(rivetkit::Client client,
+                                          std::string name,
+                                          std::vector<std::string> key) {
+  auto op = client.get_or_create(std::move(name), std::move(key)).resolve();
+  co_return co_await std::move(op);
+}
+
+rivetkit::ActorDefinition relay() {
+  return rivetkit::actor<>("relay")
+      .action("callActor",
+              [](auto& c, std::string name, std::vector<std::string> key, std::string action,
+                 rivetkit::Array args) {
+                return c.client()
+                    .get_or_create(std::move(name), std::move(key))
+                    .call(std::move(action), std::move(args));
+              })
+      .action("getAndCall",
+              [](auto& c, std::string name, std::vector<std::string> key, std::string action,
+                 rivetkit::Array args) {
+                return c.client()
+                    .get(std::move(name), std::move(key))
+                    .call(std::move(action), std::move(args));
+              })
+      .action(
+          "callById",
+          [](auto& c, std::string name, std::string id, std::string action, rivetkit::Array args) {
+            return c.client()
+                .get_for_id(std::move(name), std::move(id))
+                .call(std::move(action), std::move(args));
+          })
+      .action("createActor",
+              [](auto& c, std::string name, std::vector<std::string> key, rivetkit::Value input) {
+                return relay_create(c.client(), std::move(name), std::move(key), std::move(input));
+              })
+      .action("resolveActor",
+              [](auto& c, std::string name, std::vector<std::string> key) {
+                return relay_resolve(c.client(), std::move(name), std::move(key));
+              })
+      .action("destroyActor",
+              [](auto& c, std::string name, std::vector<std::string> key) {
+                return relay_destroy(c.client(), std::move(name), std::move(key));
+              })
+      // Sends the counter an echo of `n` bytes made here (a client could not send it to the relay
+      // past the same limit).
+      .action("echoOfSize",
+              [](auto& c, std::vector<std::string> key, std::int64_t n) {
+                return c.client()
+                    .get_or_create("counter", std::move(key))
+                    .call("echo", {rivetkit::Value(std::string(static_cast<std::size_t>(n), 'e'))});
+              })
+      .action("ping", [](auto&) { return std::string("pong"); })
+      .action("pingSelf",
+              [](auto& c) { return c.client().get_for_id("relay", c.actor_id()).call("ping", {}); })
+      // Asks relay `other` to ping this one back: two actors waiting on each other's calls.
+      .action("pingThrough", [](auto& c, std::string other) {
+        return c.client()
+            .get_or_create("relay", {other})
+            .call("callActor", {rivetkit::Value("relay"), rivetkit::to_value(c.key()),
+                                rivetkit::Value("ping"), rivetkit::Value(rivetkit::Array{})});
+      });
+}
+
 struct LifecycleState {
   std::int64_t created = 0;
   std::int64_t woken = 0;
@@ -385,5 +469,6 @@ int main(int argc, char** argv) {
   registry.add(fixture::looper());
   registry.add(fixture::sleepy_raw());
   registry.add(fixture::observer());
+  registry.add(fixture::relay());
   return registry.run(argc, argv);
 }

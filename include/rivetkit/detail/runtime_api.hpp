@@ -96,6 +96,29 @@ class KvApi {
   virtual Task<void> write(std::vector<KvWrite> writes) = 0;
 };
 
+/// Which actor a client handle names (client.hpp).
+struct ActorQuery {
+  enum class Kind { kGet, kGetOrCreate, kGetForId, kCreate };
+  Kind kind = Kind::kGet;
+  std::string name;
+  std::vector<std::string> key;
+  std::string actor_id;      // kGetForId
+  Value input{Undefined{}};  // kGetOrCreate, kCreate
+};
+
+/// The registry's actors as one actor reaches them (client.hpp). Errors are thrown as ActorError.
+/// The tasks hold copies of their arguments; they may be awaited on any actor's strand.
+class ClientApi {
+ public:
+  virtual ~ClientApi() = default;
+  /// The id of the actor `query` names (creating it for kGetOrCreate and kCreate).
+  virtual Task<std::string> resolve(ActorQuery query) = 0;
+  /// Runs action `action` with `args` on the actor `query` names, as a connection with `params`.
+  virtual Task<Value> call(ActorQuery query, std::string action, Array args, Value params) = 0;
+  /// Destroys the actor `query` names.
+  virtual Task<void> destroy(ActorQuery query) = 0;
+};
+
 /// One actor instance as user code sees it. Each storage feature is a part the instance hands
 /// out (schedule(), kv(), ...), so a new feature adds one accessor here, not a virtual per call.
 class ActorApi {
@@ -143,6 +166,8 @@ class ActorApi {
   virtual ScheduleApi& schedule() = 0;
   /// The actor's KV.
   virtual KvApi& kv() = 0;
+  /// The registry's other actors (and this one) as this actor calls them.
+  virtual ClientApi& client() = 0;
 };
 
 using ActionFn = std::function<Task<Value>(ActorApi*, ConnApi*, Array)>;

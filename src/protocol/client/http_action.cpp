@@ -77,4 +77,27 @@ std::string encode_http_action_response(Encoding e, const Value& output) {
       e, Value::object({{"output", detail::required_user_value_out(e, output)}}));
 }
 
+std::string encode_http_action_request(Encoding e, const Array& args) {
+  return detail::serialize_document(
+      e, Value::object({{"args", detail::user_value_out(e, Value(args))}}));
+}
+
+Result<Value> decode_http_action_response(Encoding e,
+                                          std::string_view body,
+                                          const DecodeLimits& limits) {
+  auto root = detail::parse_document(e, body, limits);
+  if (!root) {
+    return tl::unexpected(root.error());
+  }
+  if (!root->is_object()) {
+    return fail_decode("HttpActionResponse must be an object, got "
+                       + std::string(root->kind_name()));
+  }
+  const Value* output = root->find("output");
+  if (output == nullptr) {
+    return Value{Undefined{}};
+  }
+  return compat_decode(*output);
+}
+
 }  // namespace rivetkit::protocol::client

@@ -4,6 +4,8 @@
 #include "protocol/bare/bare.hpp"
 #include "protocol/client/messages.hpp"
 #include "protocol/client/wire_support.hpp"
+#include "protocol/compat.hpp"
+#include "protocol/decode_error.hpp"
 
 namespace rivetkit::protocol::client {
 
@@ -46,6 +48,38 @@ std::string encode_http_error(Encoding e, const ErrorMessage& err) {
     doc.set("metadata", detail::user_value_out(e, *err.metadata));
   }
   return detail::serialize_document(e, doc);
+}
+
+Result<ErrorMessage> decode_http_error(Encoding e,
+                                       std::string_view body,
+                                       const DecodeLimits& limits) {
+  auto root = detail::parse_document(e, body, limits);
+  if (!root) {
+    return tl::unexpected(root.error());
+  }
+  constexpr std::string_view kWhat = "HttpResponseError";
+  auto object = detail::expect_object(&*root, kWhat);
+  if (!object) {
+    return tl::unexpected(object.error());
+  }
+  ErrorMessage err;
+  auto group = detail::required_string(**object, "group", kWhat);
+  auto code = detail::required_string(**object, "code", kWhat);
+  auto message = detail::required_string(**object, "message", kWhat);
+  if (!group || !code || !message) {
+    return tl::unexpected(!group ? group.error() : !code ? code.error() : message.error());
+  }
+  err.group = std::move(*group);
+  err.code = std::move(*code);
+  err.message = std::move(*message);
+  if (const Value* metadata = (*object)->find("metadata"); !detail::is_absent(metadata)) {
+    auto revived = compat_decode(*metadata);
+    if (!revived) {
+      return tl::unexpected(revived.error());
+    }
+    err.metadata = std::move(*revived);
+  }
+  return err;
 }
 
 }  // namespace rivetkit::protocol::client

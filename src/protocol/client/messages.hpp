@@ -92,6 +92,12 @@ Result<Array> decode_http_action_request(Encoding e,
                                          const DecodeLimits& limits = {});
 /// {"output": v} / HttpActionResponse.
 std::string encode_http_action_response(Encoding e, const Value& output);
+/// The client's side (actor-to-actor calls through the engine gateway), JSON or CBOR only:
+/// {"args": [...]} as the TS client sends it, and the `output` of a 200 answer.
+std::string encode_http_action_request(Encoding e, const Array& args);
+Result<Value> decode_http_action_response(Encoding e,
+                                          std::string_view body,
+                                          const DecodeLimits& limits = {});
 
 // ---- HTTP /queue/{name} ----------------------------------------------------------------------
 
@@ -114,5 +120,9 @@ std::string encode_http_queue_send_response(Encoding e,
 /// {"group","code","message","metadata"?,"actor"?} in JSON/CBOR (generation as a plain int), or
 /// BARE HttpResponseError. action_id is ignored.
 std::string encode_http_error(Encoding e, const ErrorMessage& err);
+/// The client's side, JSON or CBOR only: group, code, message and metadata of an error body.
+Result<ErrorMessage> decode_http_error(Encoding e,
+                                       std::string_view body,
+                                       const DecodeLimits& limits = {});
 
 }  // namespace rivetkit::protocol::client

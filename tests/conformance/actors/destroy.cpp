@@ -12,14 +12,6 @@
 namespace fixture {
 namespace {
 
-std::string joined_key(const std::vector<std::string>& key) {
-  std::string out;
-  for (std::size_t i = 0; i < key.size(); ++i) {
-    out += (i == 0 ? "" : "/") + key[i];
-  }
-  return out;
-}
-
 struct DestroyObserverState {
   std::vector<std::string> destroyedActors;
 };
@@ -67,9 +59,9 @@ rivetkit::ActorDefinition destroy_actor() {
         ws.send(json(
             rivetkit::Value::object({{"type", "welcome"}, {"key", s.key}, {"value", s.value}})));
       })
-      .on_destroy([](auto&) {
-        // NEEDS: actor-to-actor client (c.client()):
-        //   destroyObserver.getOrCreate(["observer"]).notifyDestroyed(c.state().key)
+      .on_destroy([](auto& c) {
+        return tell(c.client(), "destroyObserver", {"observer"}, "notifyDestroyed",
+                    rivetkit::Value(std::as_const(c).state().key));
       })
       .action("setValue",
               [](auto& c, double value) -> rivetkit::Task<double> {
@@ -96,9 +88,9 @@ RIVETKIT_FIELDS(AbortSignalState, abortEventCount)
 
 rivetkit::ActorDefinition destroy_abort_signal_actor() {
   return rivetkit::actor<AbortSignalState>("destroyAbortSignalActor")
-      .on_destroy([](auto&) {
-        // NEEDS: actor-to-actor client (c.client()):
-        //   destroyObserver.getOrCreate(["observer"]).notifyDestroyed(c.key().join("/"))
+      .on_destroy([](auto& c) {
+        return tell(c.client(), "destroyObserver", {"observer"}, "notifyDestroyed",
+                    rivetkit::Value(joined_key(c.key())));
       })
       .action("requestDestroy", [](auto& c) {
         const bool before_aborted = c.aborted();

@@ -62,9 +62,7 @@ rivetkit::ActorDefinition run_with_early_exit() {
       .on_wake([](auto& c) { c.state().wakeCount += 1; })
       .on_sleep([](auto& c) {
         c.state().sleepCount += 1;
-        // NEEDS: actor-to-actor client (c.client()):
-        //   lifecycleObserver.getOrCreate(["run-with-early-exit"])
-        //       .recordEvent({actorKey: c.actor_id(), event: "sleep"})
+        return record_lifecycle_event(c.client(), "run-with-early-exit", c.actor_id(), "sleep");
       })
       .run([](auto& c) -> rivetkit::Task<void> {
         c.state().runStarted = true;
@@ -74,9 +72,7 @@ rivetkit::ActorDefinition run_with_early_exit() {
       })
       .on_destroy([](auto& c) {
         c.state().destroyCalled = true;
-        // NEEDS: actor-to-actor client (c.client()):
-        //   lifecycleObserver.getOrCreate(["run-with-early-exit"])
-        //       .recordEvent({actorKey: c.actor_id(), event: "destroy"})
+        return record_lifecycle_event(c.client(), "run-with-early-exit", c.actor_id(), "destroy");
       })
       .action("getState", [](auto& c) { return std::as_const(c).state(); })
       .action("destroy", [](auto& c) { c.destroy(); });
@@ -145,10 +141,9 @@ rivetkit::ActorDefinition run_self_initiated_destroy() {
           c.destroy();
         }
       })
-      .on_destroy([](auto&) {
-        // NEEDS: actor-to-actor client (c.client()):
-        //   lifecycleObserver.getOrCreate(["self-initiated-destroy"])
-        //       .recordEvent({actorKey: c.actor_id(), event: "destroy"})
+      .on_destroy([](auto& c) {
+        return record_lifecycle_event(c.client(), "self-initiated-destroy", c.actor_id(),
+                                      "destroy");
       })
       .action("getState", [](auto& c) { return std::as_const(c).state(); });
 }

@@ -40,6 +40,13 @@ struct SaveStateState {
 };
 RIVETKIT_FIELDS(SaveStateState, value)
 
+/// saveStateObserver.getOrCreate(["observer"]).recordPhase(key, phase).
+rivetkit::Task<void> record_phase(rivetkit::Client client, std::string key, std::string phase) {
+  auto op = client.get_or_create("saveStateObserver", std::vector<std::string>{"observer"})
+                .action("recordPhase", key, phase);
+  co_await std::move(op);
+}
+
 /// Never returns (the action is left hanging for the crash to interrupt).
 template <class Ctx>
 rivetkit::Task<void> block_forever(Ctx c) {
@@ -55,9 +62,8 @@ rivetkit::ActorDefinition save_state_actor() {
               [](auto& c, double value) -> rivetkit::Task<void> {
                 c.state().value = value;
                 co_await c.save_state();
-                // NEEDS: actor-to-actor client (c.client()):
-                //   saveStateObserver.getOrCreate(["observer"])
-                //       .recordPhase(c.key().join("/"), "immediate")
+                auto record = record_phase(c.client(), joined_key(c.key()), "immediate");
+                co_await std::move(record);
                 co_await block_forever(c);
               })
       .action("saveDeferredAndBlock",
@@ -67,9 +73,8 @@ rivetkit::ActorDefinition save_state_actor() {
                 // always saves at once, which meets any bound.
                 (void)max_wait_ms;
                 co_await c.save_state();
-                // NEEDS: actor-to-actor client (c.client()):
-                //   saveStateObserver.getOrCreate(["observer"])
-                //       .recordPhase(c.key().join("/"), "deferred")
+                auto record = record_phase(c.client(), joined_key(c.key()), "deferred");
+                co_await std::move(record);
                 co_await block_forever(c);
               });
 }

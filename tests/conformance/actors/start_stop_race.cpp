@@ -29,15 +29,13 @@ rivetkit::ActorDefinition start_stop_race_actor() {
         co_await c.wait(100ms);
         c.state().initialized = true;
         c.state().startCompleted = true;
-        // NEEDS: actor-to-actor client (c.client()):
-        //   lifecycleObserver.getOrCreate(["observer"])
-        //       .recordEvent({actorKey: c.key().join("/"), event: "started"})
+        auto record =
+            record_lifecycle_event(c.client(), "observer", joined_key(c.key()), "started");
+        co_await std::move(record);
       })
       .on_destroy([](auto& c) {
         c.state().destroyCalled = true;
-        // NEEDS: actor-to-actor client (c.client()):
-        //   lifecycleObserver.getOrCreate(["observer"])
-        //       .recordEvent({actorKey: c.key().join("/"), event: "destroy"})
+        return record_lifecycle_event(c.client(), "observer", joined_key(c.key()), "destroy");
       })
       .action("getState", [](auto& c) { return std::as_const(c).state(); })
       .action("ping", [](auto&) { return std::string("pong"); })

@@ -8,6 +8,7 @@
 
 #include "core/actor/hook_runner.hpp"
 #include "core/actor/stored_value.hpp"
+#include "no_client.hpp"
 #include "recording_socket.hpp"
 #include <rivetkit/error.hpp>
 
@@ -52,6 +53,8 @@ class Driver final : public ActorDriver {
     return it == kept.end() ? nullptr : it->second;
   }
   Task<Result<void>> wake(std::string) override { co_return Result<void>{}; }
+  detail::ClientApi& actor_client() override { return client; }
+  testing::NoClient client;
 };
 
 class ConnectionLifecycleTest : public ::testing::Test, public ConnectionLifecycle::Host {

@@ -4,6 +4,7 @@
 // call actions and move time. Time moves only when a test advances it.
 
 #include "core/runtime.hpp"
+#include "no_client.hpp"
 #include "storage/local_store.hpp"
 #include "util/clock.hpp"
 #include "util/spawn.hpp"
@@ -56,6 +57,8 @@ class TestDriver final : public ActorDriver {
   std::shared_ptr<net::WebSocket> hibernated_socket(const storage::PersistedConn&) override {
     return nullptr;
   }
+  detail::ClientApi& actor_client() override { return no_client; }
+  testing::NoClient no_client;
   Task<Result<void>> wake(std::string actor_id) override {
     co_return fail(Error{"actor", "not_found", "No actor " + actor_id, std::nullopt, true});
   }

@@ -1,0 +1,147 @@
+#pragma once
+/// Calling other actors from inside an actor (`c.client()`, RivetKit's `c.client()`):
+///
+///     auto room = c.client().get_or_create("room", {"lobby"});
+///     std::int64_t n = co_await room.action<std::int64_t>("join", user);
+///     auto game = co_await c.client().create("game", {id}, {.input = settings});
+///     co_await game.destroy();
+///
+/// A handle names an actor by query, as RivetKit's handles do: `get` (must exist),
+/// `get_or_create` (created with `input` on first use), `get_for_id`, or the actor `create`
+/// made. Each call resolves the query again (an actor destroyed since is created anew by a
+/// get-or-create handle, and is not found by the others). A sleeping actor is woken for the call.
+///
+/// Errors: a call that fails throws ActorError with RivetKit's group, code, message and metadata;
+/// a user error the callee throws reaches the caller as it was thrown (an internal error only as
+/// `core.internal_error`). An unknown actor type is `actor.unknown_name`, a missing actor
+/// `actor.not_found`, an unknown action `actor.action_not_found`.
+///
+/// Reentrancy: a call runs on the callee's own strand as a separate action. The caller's action
+/// is not holding anything while it waits, so an actor may call itself, and two actors may call
+/// each other, without deadlock; every call is bounded by the callee's action timeout.
+///
+/// Local mode runs the call in process (arguments and results are copied, not encoded); engine
+/// mode sends it through the engine's gateway, so the callee may run on another process.
+
+#include <rivetkit/convert.hpp>
+#include <rivetkit/detail/runtime_api.hpp>
+#include <rivetkit/task.hpp>
+#include <rivetkit/value.hpp>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rivetkit {
+
+/// Options of get / get_for_id handles.
+struct GetOptions {
+  /// Connection params the callee's on_before_connect / create_conn_state see.
+  Value params{};
+};
+
+/// Options of get_or_create / create.
+struct CreateOptions {
+  /// The input of the actor's create_state / on_create (only used when the call creates it).
+  Value input{Undefined{}};
+  Value params{};
+};
+
+class ActorHandle {
+ public:
+  ActorHandle(detail::ClientApi* api, detail::ActorQuery query, Value params)
+      : api_(api), query_(std::move(query)), params_(std::move(params)) {}
+
+  /// Calls action `name` with `args` and converts its result to R (Value: as returned). The
+  /// returned task holds copies of what it needs; the handle may go before it is awaited.
+  template <class R = Value, class... A>
+  Task<R> action(std::string name, const A&... args) const {
+    return converted<R>(api_->call(query_, std::move(name), Array{to_value(args)...}, params_));
+  }
+  /// Calls action `name` with an argument list built at run time.
+  Task<Value> call(std::string name, Array args) const {
+    return api_->call(query_, std::move(name), std::move(args), params_);
+  }
+  /// The actor's id (resolving the query; a get-or-create handle creates it).
+  Task<std::string> resolve() const { return api_->resolve(query_); }
+  /// Destroys the actor (its on_destroy runs, its connections close, its data goes).
+  Task<void> destroy() const { return api_->destroy(query_); }
+
+  const detail::ActorQuery& query() const { return query_; }
+
+ private:
+  template <class R>
+  static Task<R> converted(Task<Value> call) {
+    Value result = co_await std::move(call);
+    if constexpr (std::is_same_v<R, void>) {
+      co_return;
+    } else if constexpr (std::is_same_v<R, Value>) {
+      co_return result;
+    } else {
+      co_return from_value<R>(result);
+    }
+  }
+
+  detail::ClientApi* api_;
+  detail::ActorQuery query_;
+  Value params_;
+};
+
+/// The registry's actors as seen from inside one (`c.client()`).
+class Client {
+ public:
+  explicit Client(detail::ClientApi* api) : api_(api) {}
+
+  /// The existing actor `name` with `key` (actor.not_found when there is none).
+  ActorHandle get(std::string name,
+                  std::vector<std::string> key = {},
+                  GetOptions options = {}) const {
+    return ActorHandle(api_, query(detail::ActorQuery::Kind::kGet, std::move(name), std::move(key)),
+                       std::move(options.params));
+  }
+  /// The actor `name` with `key`, created with `options.input` if there is none.
+  ActorHandle get_or_create(std::string name,
+                            std::vector<std::string> key = {},
+                            CreateOptions options = {}) const {
+    auto q = query(detail::ActorQuery::Kind::kGetOrCreate, std::move(name), std::move(key));
+    q.input = std::move(options.input);
+    return ActorHandle(api_, std::move(q), std::move(options.params));
+  }
+  /// The actor with this id.
+  ActorHandle get_for_id(std::string name, std::string actor_id, GetOptions options = {}) const {
+    auto q = query(detail::ActorQuery::Kind::kGetForId, std::move(name), {});
+    q.actor_id = std::move(actor_id);
+    return ActorHandle(api_, std::move(q), std::move(options.params));
+  }
+  /// Creates a new actor (actor.duplicate_key when one with this key exists) and returns a
+  /// handle to it by id.
+  Task<ActorHandle> create(std::string name,
+                           std::vector<std::string> key = {},
+                           CreateOptions options = {}) const {
+    auto q = query(detail::ActorQuery::Kind::kCreate, std::move(name), std::move(key));
+    q.input = std::move(options.input);
+    return created(api_, std::move(q), std::move(options.params));
+  }
+
+ private:
+  static Task<ActorHandle> created(detail::ClientApi* api, detail::ActorQuery q, Value params) {
+    auto op = api->resolve(q);
+    std::string actor_id = co_await std::move(op);
+    auto by_id = query(detail::ActorQuery::Kind::kGetForId, std::move(q.name), std::move(q.key));
+    by_id.actor_id = std::move(actor_id);
+    co_return ActorHandle(api, std::move(by_id), std::move(params));
+  }
+  static detail::ActorQuery query(detail::ActorQuery::Kind kind,
+                                  std::string name,
+                                  std::vector<std::string> key) {
+    detail::ActorQuery q;
+    q.kind = kind;
+    q.name = std::move(name);
+    q.key = std::move(key);
+    return q;
+  }
+  detail::ClientApi* api_;
+};
+
+}  // namespace rivetkit
