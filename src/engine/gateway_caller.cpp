@@ -1,6 +1,7 @@
 #include "engine/gateway_caller.hpp"
 
 #include "net/http_client.hpp"
+#include "protocol/cbor/cbor.hpp"
 #include "protocol/client/messages.hpp"
 #include "protocol/compat.hpp"
 #include "protocol/json/json.hpp"
@@ -13,6 +14,11 @@ namespace client = protocol::client;
 namespace {
 
 constexpr auto kEncoding = client::Encoding::kCbor;
+constexpr std::size_t kMaxQueryInput = 4096;
+
+std::string query_input(const Value& input) {
+  return protocol::cbor_encode(protocol::compat_encode(input, protocol::CompatMode::kCbor));
+}
 
 }  // namespace
 
@@ -29,10 +35,62 @@ Task<Result<Value>> GatewayCaller::call(std::string actor_id,
                                         std::string action,
                                         Array args,
                                         Value params) {
+  std::string url = options_.endpoint + "/gateway/" + util::percent_encode(actor_id) + "/action/"
+                    + util::percent_encode(action);
+  auto op = post(std::move(url), std::move(args), std::move(params));
+  co_return co_await std::move(op);
+}
+
+bool GatewayCaller::routes_query(const detail::ActorQuery& query) const {
+  using Kind = detail::ActorQuery::Kind;
+  if (query.kind != Kind::kGet && query.kind != Kind::kGetOrCreate) {
+    return false;
+  }
+  for (const auto& part : query.key) {
+    if (part.find(',') != std::string::npos) {
+      return false;
+    }
+  }
+  return query.kind == Kind::kGet || query.input.is_undefined()
+         || query_input(query.input).size() <= kMaxQueryInput;
+}
+
+Task<Result<Value>> GatewayCaller::call_query(detail::ActorQuery query,
+                                              std::string action,
+                                              Array args,
+                                              Value params) {
+  const bool create = query.kind == detail::ActorQuery::Kind::kGetOrCreate;
+  std::string url = options_.endpoint + "/gateway/" + util::percent_encode(query.name) + "/action/"
+                    + util::percent_encode(action)
+                    + "?rvt-namespace=" + util::percent_encode(options_.namespace_name)
+                    + "&rvt-method=" + (create ? "getOrCreate" : "get");
+  if (create) {
+    url += "&rvt-runner=" + util::percent_encode(options_.pool);
+  }
+  if (!query.key.empty()) {
+    std::string key;
+    for (std::size_t i = 0; i < query.key.size(); ++i) {
+      key += (i == 0 ? "" : ",") + query.key[i];
+    }
+    url += "&rvt-key=" + util::percent_encode(key);
+  }
+  if (create && !query.input.is_undefined()) {
+    const std::string input = query_input(query.input);
+    url += "&rvt-input="
+           + protocol::base64url_encode(
+               std::span(reinterpret_cast<const std::uint8_t*>(input.data()), input.size()));
+  }
+  if (create) {
+    url += "&rvt-crash-policy=sleep";
+  }
+  auto op = post(std::move(url), std::move(args), std::move(params));
+  co_return co_await std::move(op);
+}
+
+Task<Result<Value>> GatewayCaller::post(std::string url, Array args, Value params) {
   net::HttpClientRequest req;
   req.method = "POST";
-  req.url = options_.endpoint + "/gateway/" + util::percent_encode(actor_id) + "/action/"
-            + util::percent_encode(action);
+  req.url = std::move(url);
   req.headers.push_back(net::Header{"content-type", std::string(client::content_type(kEncoding))});
   req.headers.push_back(net::Header{"x-rivet-encoding", "cbor"});
   if (!params.is_null() && !params.is_undefined()) {

@@ -22,8 +22,18 @@ class GatewayCaller final : public core::ActionCaller {
                            std::string action,
                            Array args,
                            Value params) override;
+  /// get and get-or-create go in one request with the query in `rvt-*` parameters, as the
+  /// official client sends them (client-protocol.md §5.2), unless a key part holds a ',' (the
+  /// engine splits on it) or the input is over the 4 KiB the query may carry.
+  bool routes_query(const detail::ActorQuery& query) const override;
+  Task<Result<Value>> call_query(detail::ActorQuery query,
+                                 std::string action,
+                                 Array args,
+                                 Value params) override;
 
  private:
+  Task<Result<Value>> post(std::string url, Array args, Value params);
+
   boost::asio::any_io_executor ex_;
   EngineApiOptions options_;
   std::chrono::milliseconds action_timeout_;

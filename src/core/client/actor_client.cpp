@@ -87,6 +87,18 @@ Task<Value> ActorClient::call(detail::ActorQuery query,
                               std::string action,
                               Array args,
                               Value params) {
+  if (caller_.routes_query(query)) {
+    if (!known_name_(query.name)) {
+      throw_for_client(unknown_actor_name(query.name));
+    }
+    auto op =
+        caller_.call_query(std::move(query), std::move(action), std::move(args), std::move(params));
+    auto result = co_await std::move(op);
+    if (!result) {
+      throw_for_client(result.error());
+    }
+    co_return std::move(*result);
+  }
   // A get-or-create handle whose actor was destroyed between finding it and calling it creates
   // it anew, once (the directory no longer answers a destroyed actor for its key).
   const int attempts = query.kind == detail::ActorQuery::Kind::kGetOrCreate ? 2 : 1;
