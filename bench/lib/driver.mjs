@@ -598,7 +598,51 @@ async function memory() {
   sample("memory_asleep", created - errors, { slept: s.done, sleep_errors: s.failed, sleep_calls_s: round((now() - t0) / 1000, 1) });
 }
 
-const steps = [actionLatency, throughput, loadgen, fanout, payload, durable, creates, wake, memory];
+/// Actor-to-actor calls: a `caller` actor makes BATCH sequential calls of `echo(i)` to its own
+/// `echo` actor through c.client() and times each one itself, so the latency is the call between
+/// the two actors (the client's round trip to the caller is not in it). a2a_seq: one caller;
+/// a2a_c16: 16 callers, each with its own callee. Calls/s counts the inner calls.
+async function actorCalls() {
+  if (isFloor) return;
+  const BATCH = 20;
+  for (const [name, callers] of [
+    ["a2a_seq", 1],
+    ["a2a_c16", 16],
+  ]) {
+    if (!enabled(name)) continue;
+    const hs = Array.from({ length: callers }, (_, i) => client.caller.getOrCreate([`${PREFIX}-a2a-${callers}-${i}`]));
+    const callee = (i) => `${PREFIX}-a2a-echo-${callers}-${i}`;
+    // Warm-up: every caller and its callee exist and have answered once.
+    for (const [i, h] of hs.entries()) await withTimeout(h.callEcho(callee(i), 2), 60_000, `${name} warm-up`);
+    const lat = [];
+    let calls = 0;
+    let errors = 0;
+    let firstError;
+    const maxCalls = cfg.quick ? 20_000 : 200_000;
+    const end = now() + T * 1000;
+    const m = meterStart();
+    await Promise.all(
+      hs.map(async (h, i) => {
+        while (now() < end && calls < maxCalls) {
+          try {
+            const inner = await h.callEcho(callee(i), BATCH);
+            for (const d of inner) lat.push(d);
+            calls += inner.length;
+          } catch (e) {
+            errors++;
+            firstError ??= String(e?.message ?? e).slice(0, 200);
+            if (errors > 50) return;
+            await sleep(20);
+          }
+        }
+      }),
+    );
+    const meter = meterEnd(m, calls);
+    emit(name, { clients: callers, ops: calls, errors, first_error: firstError, ops_per_s: round(calls / meter.wall_s, 1), ...latency(lat), ...meter });
+  }
+}
+
+const steps = [actionLatency, throughput, loadgen, fanout, payload, durable, creates, wake, actorCalls, memory];
 for (const step of steps) {
   try {
     await step();

@@ -23,6 +23,7 @@ export const LATENCY_ROWS = [
   ["fanout_100", "Event fan-out 1 actor → 100 connections (per delivery)"],
   ["create_seq", "Create: getOrCreate(new key).getCount(), sequential"],
   ["wake", "Wake from sleep: getCount() to a sleeping actor"],
+  ["a2a_seq", "Actor-to-actor action, 1 caller (echo, timed inside the caller)"],
 ];
 
 export const THROUGHPUT_ROWS = [
@@ -42,6 +43,8 @@ export const THROUGHPUT_ROWS = [
   ["create_c16", "Creates/s, 16 in flight"],
   ["durable_held", "Durable writes, replies held for commit (16 conns)"],
   ["durable_unheld", "Durable writes, replies not held (16 conns)"],
+  ["a2a_seq", "Actor-to-actor calls/s, 1 caller"],
+  ["a2a_c16", "Actor-to-actor calls/s, 16 callers, 16 callees"],
 ];
 
 export const CPU_ROWS = [
@@ -55,6 +58,7 @@ export const CPU_ROWS = [
   ["fanout_100", "Fan-out, per delivery"],
   ["create_c16", "Create, 16 in flight"],
   ["wake", "Wake from sleep"],
+  ["a2a_c16", "Actor-to-actor call, 16 callers"],
 ];
 
 /// records: the JSON lines of every driver; skips: {system: reason}.

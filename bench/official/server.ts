@@ -5,6 +5,8 @@
 //                  stamp(t) broadcasts `stamp`; goToSleep(); startId() (changes on every start)
 //   counterUnheld  the same counter (the official runtime never holds replies for the save)
 //   echo           echo(x) -> x
+//   caller         callEcho(key, n): n sequential echo(i) calls to echo[key] through c.client(),
+//                  each timed here; returns the n durations in ms
 // Run by bench/run.mjs with Node 22 (type stripping):  node bench/official/server.ts
 // Env: RIVET_ENDPOINT (engine guard URL), RIVETKIT_ENGINE_SPAWN=never, RIVET_RUN_SERVICES=0,
 //      BENCH_SLEEP_TIMEOUT_MS (counter idle sleep timeout, default 30000),
@@ -50,10 +52,26 @@ export const echo = actor({
 	},
 });
 
+export const caller = actor({
+	state: {},
+	actions: {
+		callEcho: async (c, key: string, n: number) => {
+			const handle = c.client<typeof registry>().echo.getOrCreate([key]);
+			const took: number[] = [];
+			for (let i = 0; i < n; i++) {
+				const t = performance.now();
+				await handle.echo(i);
+				took.push(performance.now() - t);
+			}
+			return took;
+		},
+	},
+});
+
 const maxMessage = Number(process.env.BENCH_MAX_MESSAGE_BYTES ?? 1_048_576);
 
 export const registry = setup({
-	use: { counter, counterUnheld, echo },
+	use: { counter, counterUnheld, echo, caller },
 	noWelcome: true,
 	maxIncomingMessageSize: maxMessage,
 	maxOutgoingMessageSize: maxMessage,

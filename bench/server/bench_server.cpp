@@ -5,17 +5,21 @@
 //                  writes nothing), which shows that a measured call really woke the actor
 //   counterUnheld  the same counter with durable_replies = false (replies not held for commit)
 //   echo           echo(x) -> x
+//   caller         callEcho(key, n): n sequential echo(i) calls to echo[key] through c.client(),
+//                  each timed here; returns the n durations in ms
 // Runs in local mode, or in engine mode when RIVET_ENDPOINT is set (see the registry).
 // Env: BENCH_SLEEP_TIMEOUT_MS (idle sleep timeout of the counters, default 30000).
 
 #include <rivetkit/rivetkit.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace bench {
 
@@ -67,6 +71,29 @@ rivetkit::ActorDefinition echo() {
   return rivetkit::actor<>("echo").action("echo", [](auto&, rivetkit::Value x) { return x; });
 }
 
+rivetkit::Task<std::vector<double>> call_echo(rivetkit::Client client,
+                                              std::string key,
+                                              std::int64_t n) {
+  auto handle = client.get_or_create("echo", std::vector<std::string>{std::move(key)});
+  std::vector<double> took;
+  took.reserve(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto op = handle.action("echo", i);
+    co_await std::move(op);
+    took.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  co_return took;
+}
+
+rivetkit::ActorDefinition caller() {
+  return rivetkit::actor<>("caller").action("callEcho",
+                                            [](auto& c, std::string key, std::int64_t n) {
+                                              return call_echo(c.client(), std::move(key), n);
+                                            });
+}
+
 }  // namespace bench
 
 int main(int argc, char** argv) {
@@ -74,5 +101,6 @@ int main(int argc, char** argv) {
   registry.add(bench::counter("counter", true));
   registry.add(bench::counter("counterUnheld", false));
   registry.add(bench::echo());
+  registry.add(bench::caller());
   return registry.run(argc, argv);
 }
