@@ -530,6 +530,23 @@ class ActorBuilder {
     data_->hooks.on_disconnect = conn_hook(f);
     return *this;
   }
+  /// Declares event `name` with its subscription rule: `can_subscribe(c) -> bool` (or
+  /// Task<bool>) sees the subscribing connection as `c.conn()`. A connection refused (false, or
+  /// the rule threw) is closed with the error (`auth.forbidden` for false), so the client's next
+  /// call on it fails with that error. Events need not be declared: an undeclared one (or one
+  /// declared without a rule) may be subscribed to by anyone.
+  template <class F>
+  ActorBuilder& event(std::string name, F can_subscribe) {
+    data_->events[std::move(name)].can_subscribe =
+        [can_subscribe](detail::ActorApi* api, detail::ConnApi* conn) -> Task<bool> {
+      return detail::call_async(can_subscribe, Ctx(api, conn));
+    };
+    return *this;
+  }
+  ActorBuilder& event(std::string name) {
+    data_->events.try_emplace(std::move(name));
+    return *this;
+  }
   /// `f(c, const Request&) -> Response` (or Task<Response>): raw HTTP under `/request/...`.
   /// Returning `std::optional<Response>` (or void) is allowed: nothing is answered with 500, as
   /// RivetKit answers an onRequest that returns nothing.

@@ -446,15 +446,26 @@ ActorInstance::Delivery ActorInstance::deliver(const std::string& conn_id,
     util::spawn(strand_, run(shared_from_this(), conn, std::move(*action), index, std::move(work)),
                 "connection action");
   } else {
+    // (The command runner awaits subscription() instead, so the socket's next message waits.)
     auto& sub = std::get<client::SubscriptionRequest>(message);
-    if (sub.subscribe) {
-      conn->subscribe(std::move(sub.event_name));
-    } else {
-      conn->unsubscribe(sub.event_name);
-    }
     note_message_taken(*conn);
+    util::spawn(strand_, conn_life_.subscription(conn, std::move(sub.event_name), sub.subscribe),
+                "subscription");
   }
   return Delivery::kAccepted;
+}
+
+Task<ActorInstance::Delivery> ActorInstance::subscription(std::string conn_id,
+                                                          client::SubscriptionRequest request) {
+  auto conn = conns_.find(conn_id);
+  if (!conn) {
+    co_return Delivery::kGone;
+  }
+  note_message_taken(*conn);
+  auto op =
+      conn_life_.subscription(std::move(conn), std::move(request.event_name), request.subscribe);
+  co_await std::move(op);
+  co_return Delivery::kAccepted;
 }
 
 void ActorInstance::note_message_taken(const Connection& conn,

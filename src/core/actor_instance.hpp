@@ -122,6 +122,9 @@ class ActorInstance final : public detail::ActorApi,
   /// stopping and the message was not taken (deliver it to the next instance); kGone: the
   /// connection no longer exists here.
   Delivery deliver(const std::string& conn_id, protocol::client::ToServer message);
+  /// A subscription request of connection `conn_id` (ConnectionLifecycle::subscription), taken
+  /// before the first suspension; resumes once it was decided (an event's rule may take time).
+  Task<Delivery> subscription(std::string conn_id, protocol::client::SubscriptionRequest request);
 
   // ---- actions and outputs --------------------------------------------------------------------
 

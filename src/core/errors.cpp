@@ -64,6 +64,10 @@ Error actor_not_found(std::string_view actor_id) {
                Value::object({{"actorId", std::string(actor_id)}}), true};
 }
 
+Error forbidden() {
+  return Error{"auth", "forbidden", "Forbidden", std::nullopt, true};
+}
+
 Error unknown_actor_name(const std::string& name) {
   return Error{"actor", "unknown_name", "No actor named '" + name + "' is registered",
                Value::object({{"name", name}}), true};

@@ -22,6 +22,8 @@ std::string exception_message(std::exception_ptr e);
 
 Error action_not_found(std::string_view name);
 Error actor_not_found(std::string_view actor_id);
+/// auth.forbidden: a rule of the actor refused (RivetKit's forbiddenError).
+Error forbidden();
 /// No actor type of this name is registered.
 Error unknown_actor_name(const std::string& name);
 Error route_not_found(std::string_view path);

@@ -150,6 +150,37 @@ rivetkit::ActorDefinition guarded() {
       .action("whoami", [](auto& c) { return c.conn().state().user; });
 }
 
+// Event subscriptions gated by rules (access-control.test.mjs): `open` has no rule, `vip` lets
+// only connections with params {user: "vip"} in (decided after a wait on the actor's clock, so
+// the rule is asynchronous), `broken`'s rule throws, `closed` always refuses.
+struct GateParams {
+  std::optional<std::string> user;
+};
+RIVETKIT_FIELDS(GateParams, user)
+
+using GateTypes =
+    rivetkit::ActorTypes<rivetkit::Empty, rivetkit::Empty, rivetkit::Empty, GateParams>;
+
+rivetkit::Task<bool> vip_only(rivetkit::Context<GateTypes> c) {
+  co_await c.wait(std::chrono::milliseconds(5));
+  co_return c.conn().params().user == "vip";
+}
+
+rivetkit::ActorDefinition gate() {
+  return rivetkit::actor<GateTypes>("gate")
+      .event("open")
+      .event("vip", [](auto& c) { return vip_only(c); })
+      .event("broken",
+             [](auto&) -> bool { throw rivetkit::UserError("the rule broke", "rule_failed"); })
+      .event("closed", [](auto&) { return false; })
+      .action("publish",
+              [](auto& c, std::string event, rivetkit::Value value) {
+                c.broadcast(std::move(event), value);
+                return true;
+              })
+      .action("ping", [](auto&) { return std::string("pong"); });
+}
+
 struct InputState {
   rivetkit::Value input;
 };
@@ -470,5 +501,6 @@ int main(int argc, char** argv) {
   registry.add(fixture::sleepy_raw());
   registry.add(fixture::observer());
   registry.add(fixture::relay());
+  registry.add(fixture::gate());
   return registry.run(argc, argv);
 }

@@ -200,10 +200,18 @@ struct ActorHooks {
   std::map<std::string, InputSchema, std::less<>> input_schemas;
 };
 
+/// A declared event (RivetKit's `events: {name: event({canSubscribe})}`).
+struct EventDefinition {
+  /// Whether the connection may subscribe; empty: anyone may.
+  std::function<Task<bool>(ActorApi*, ConnApi*)> can_subscribe;
+};
+
 struct ActorDefinitionData {
   std::string name;
   ActorHooks hooks;
   ActorOptions options;
+  /// Declared events. Broadcasting an undeclared name still reaches its subscribers.
+  std::map<std::string, EventDefinition, std::less<>> events;
 };
 
 }  // namespace rivetkit::detail

@@ -124,6 +124,54 @@ Task<void> ConnectionLifecycle::end(std::shared_ptr<Connection> conn,
   }
 }
 
+namespace {
+
+// Runs an event's can_subscribe rule into `allowed` (a Task<void> for the hook runner).
+Task<void> ask_rule(std::function<Task<bool>(detail::ActorApi*, detail::ConnApi*)> rule,
+                    detail::ActorApi* actor,
+                    std::shared_ptr<Connection> conn,
+                    std::shared_ptr<bool> allowed) {
+  auto op = rule(actor, conn.get());
+  *allowed = co_await std::move(op);
+}
+
+}  // namespace
+
+Task<void> ConnectionLifecycle::subscription(std::shared_ptr<Connection> conn,
+                                             std::string event,
+                                             bool subscribe) {
+  if (!subscribe) {
+    conn->unsubscribe(event);
+    co_return;
+  }
+  auto declared = definition_.events.find(event);
+  if (declared == definition_.events.end() || !declared->second.can_subscribe) {
+    conn->subscribe(std::move(event));
+    co_return;
+  }
+  auto owner = host_.hold();
+  auto work = track(WorkKind::kAction);
+  auto allowed = std::make_shared<bool>(false);
+  auto rule_op = host_.run_hook(
+      "canSubscribe", ask_rule(declared->second.can_subscribe, host_.hooks_target(), conn, allowed),
+      definition_.options.action_timeout);
+  auto ran = co_await std::move(rule_op);
+  if (conn->ending || conn->closed()) {
+    co_return;
+  }
+  if (ran && *allowed) {
+    conn->subscribe(std::move(event));
+    co_return;
+  }
+  if (!ran) {
+    log::info("canSubscribe of event '{}' failed actor_id={} conn_id={}: {}", event, actor_id_,
+              conn->id(), ran.error().message);
+  }
+  const Error refusal = ran ? forbidden() : sanitize_for_client(ran.error());
+  auto end_op = end(std::move(conn), 1011, refusal.qualified_code());
+  co_await std::move(end_op);
+}
+
 Task<bool> ConnectionLifecycle::socket_closed(std::string conn_id,
                                               std::uint16_t code,
                                               std::string reason) {

@@ -84,6 +84,14 @@ class ConnectionLifecycle {
   /// The socket of `conn_id` ended: end() it. False when there is no such connection.
   Task<bool> socket_closed(std::string conn_id, std::uint16_t code, std::string reason);
 
+  /// A connect socket's subscription request (core-semantics.md §4). Unsubscribing, and
+  /// subscribing to an event without a can_subscribe rule (declared or not), apply before the
+  /// first suspension. An event with a rule asks it first (counted as work, bounded by the
+  /// action timeout); a refusal ends the connection with 1011 and the error's group.code
+  /// (`auth.forbidden` when the rule said false), as RivetKit does. The socket's next message
+  /// waits for this (the caller awaits it), so a call after a subscription sees it applied.
+  Task<void> subscription(std::shared_ptr<Connection> conn, std::string event, bool subscribe);
+
   /// Runs on_websocket for a newly opened (or restored) raw socket.
   Task<Result<void>> attach_raw(std::shared_ptr<Connection> conn, bool restored);
   /// Runs a raw socket's message handler for one message.

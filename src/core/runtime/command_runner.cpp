@@ -151,6 +151,16 @@ Attempt delivery(ActorInstance::Delivery delivery) {
   return Refused{};
 }
 
+Task<Attempt> subscription(std::shared_ptr<ActorInstance> instance,
+                           std::string conn_id,
+                           client::SubscriptionRequest request) {
+  // Taken before the first suspension (run_command checked that the instance takes work); the
+  // socket's next message waits until an event's rule has decided.
+  auto op = instance->subscription(std::move(conn_id), std::move(request));
+  auto delivered = co_await std::move(op);
+  co_return delivery(delivered);
+}
+
 Task<Attempt> raw_message(std::shared_ptr<ActorInstance> instance,
                           RawMessageCommand& command,
                           std::function<void()> decided) {
@@ -198,8 +208,12 @@ Task<Attempt> run_command(std::shared_ptr<ActorInstance> instance,
   } else if (auto* o = std::get_if<OpenConnectionCommand>(&command)) {
     op.emplace(open_connection(std::move(instance), *o, std::move(decided)));
   } else if (auto* m = std::get_if<ConnectionMessageCommand>(&command)) {
-    // Decided without suspending: taken (the message moves), or the connection is gone.
-    co_return delivery(instance->deliver(m->conn_id, std::move(m->message)));
+    if (auto* sub = std::get_if<client::SubscriptionRequest>(&m->message)) {
+      op.emplace(subscription(std::move(instance), m->conn_id, std::move(*sub)));
+    } else {
+      // Decided without suspending: taken (the message moves), or the connection is gone.
+      co_return delivery(instance->deliver(m->conn_id, std::move(m->message)));
+    }
   } else if (auto* w = std::get_if<RawMessageCommand>(&command)) {
     op.emplace(raw_message(std::move(instance), *w, std::move(decided)));
   } else {

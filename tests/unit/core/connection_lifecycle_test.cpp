@@ -218,6 +218,71 @@ TEST_F(ConnectionLifecycleTest, EndingFromBothSidesRunsTheCloseHandlerAndDisconn
   EXPECT_FALSE(run(life.socket_closed(conn->id(), 1001, "again")));  // gone by now
 }
 
+TEST_F(ConnectionLifecycleTest, SubscriptionsFollowTheEventsRules) {
+  // `open` has no rule; `slow` admits after a wait; `closed` refuses; `broken` throws.
+  definition.events["open"];
+  definition.events["slow"].can_subscribe = [this](detail::ActorApi*,
+                                                   detail::ConnApi*) -> Task<bool> {
+    auto op = clock.wait_for(std::chrono::milliseconds(50));
+    co_await std::move(op);
+    co_return true;
+  };
+  definition.events["closed"].can_subscribe = [](detail::ActorApi*,
+                                                 detail::ConnApi*) -> Task<bool> {
+    co_return false;
+  };
+  definition.events["broken"].can_subscribe = [](detail::ActorApi*,
+                                                 detail::ConnApi*) -> Task<bool> {
+    throw UserError("the rule broke", "rule_failed");
+  };
+  auto socket = std::make_shared<Socket>();
+  auto conn = open(ConnKind::kActorConnect, Value{}, socket);
+  ASSERT_NE(conn, nullptr);
+
+  // Without a rule (declared or not), at once (no time passes).
+  run_void(life.subscription(conn, "open", true));
+  run_void(life.subscription(conn, "undeclared", true));
+  settle();
+  EXPECT_TRUE(conn->subscribed("open"));
+  EXPECT_TRUE(conn->subscribed("undeclared"));
+  run_void(life.subscription(conn, "open", false));
+  settle();
+  EXPECT_FALSE(conn->subscribed("open"));
+
+  // A rule is awaited; the subscription applies once it said yes.
+  bool done = false;
+  asio::co_spawn(io, life.subscription(conn, "slow", true),
+                 [&](std::exception_ptr) { done = true; });
+  settle();
+  EXPECT_FALSE(done);
+  EXPECT_FALSE(conn->subscribed("slow"));
+  clock.advance(std::chrono::milliseconds(50));
+  settle();
+  EXPECT_TRUE(done);
+  EXPECT_TRUE(conn->subscribed("slow"));
+  EXPECT_FALSE(socket->closed);
+
+  // A refusal ends the connection with auth.forbidden.
+  run_void(life.subscription(conn, "closed", true));
+  settle();
+  EXPECT_FALSE(conn->subscribed("closed"));
+  ASSERT_TRUE(socket->closed);
+  EXPECT_EQ(socket->closed->code, 1011);
+  EXPECT_EQ(socket->closed->reason, "auth.forbidden");
+  EXPECT_TRUE(set.live().empty());
+  EXPECT_EQ(ran.back(), "onDisconnect:" + conn->id());
+
+  // A rule that throws ends it with the rule's own (public) error.
+  auto other_socket = std::make_shared<Socket>();
+  auto other = open(ConnKind::kActorConnect, Value{}, other_socket);
+  ASSERT_NE(other, nullptr);
+  run_void(life.subscription(other, "broken", true));
+  settle();
+  ASSERT_TRUE(other_socket->closed);
+  EXPECT_EQ(other_socket->closed->code, 1011);
+  EXPECT_EQ(other_socket->closed->reason, "user.rule_failed");
+}
+
 TEST_F(ConnectionLifecycleTest, RawMessagesReachTheirHandlerAndAreTaken) {
   auto socket = std::make_shared<Socket>();
   auto conn = open(ConnKind::kRawWebSocket, Value{}, socket);
