@@ -14,13 +14,9 @@ namespace {
 constexpr std::string_view kRequest = "HttpActionRequest";
 
 Result<Array> decode_document(Encoding e, std::string_view body, const DecodeLimits& limits) {
-  auto root = detail::parse_document(e, body, limits);
+  auto root = detail::parse_object(e, body, limits, kRequest);
   if (!root) {
     return tl::unexpected(root.error());
-  }
-  if (!root->is_object()) {
-    return fail_decode(std::string(kRequest) + " must be an object, got "
-                       + std::string(root->kind_name()));
   }
   const Value* args = root->find("args");
   if (args == nullptr) {
@@ -85,13 +81,9 @@ std::string encode_http_action_request(Encoding e, const Array& args) {
 Result<Value> decode_http_action_response(Encoding e,
                                           std::string_view body,
                                           const DecodeLimits& limits) {
-  auto root = detail::parse_document(e, body, limits);
+  auto root = detail::parse_object(e, body, limits, "HttpActionResponse");
   if (!root) {
     return tl::unexpected(root.error());
-  }
-  if (!root->is_object()) {
-    return fail_decode("HttpActionResponse must be an object, got "
-                       + std::string(root->kind_name()));
   }
   const Value* output = root->find("output");
   if (output == nullptr) {

@@ -53,26 +53,22 @@ std::string encode_http_error(Encoding e, const ErrorMessage& err) {
 Result<ErrorMessage> decode_http_error(Encoding e,
                                        std::string_view body,
                                        const DecodeLimits& limits) {
-  auto root = detail::parse_document(e, body, limits);
+  constexpr std::string_view kWhat = "HttpResponseError";
+  auto root = detail::parse_object(e, body, limits, kWhat);
   if (!root) {
     return tl::unexpected(root.error());
   }
-  constexpr std::string_view kWhat = "HttpResponseError";
-  auto object = detail::expect_object(&*root, kWhat);
-  if (!object) {
-    return tl::unexpected(object.error());
-  }
   ErrorMessage err;
-  auto group = detail::required_string(**object, "group", kWhat);
-  auto code = detail::required_string(**object, "code", kWhat);
-  auto message = detail::required_string(**object, "message", kWhat);
+  auto group = detail::required_string(*root, "group", kWhat);
+  auto code = detail::required_string(*root, "code", kWhat);
+  auto message = detail::required_string(*root, "message", kWhat);
   if (!group || !code || !message) {
     return tl::unexpected(!group ? group.error() : !code ? code.error() : message.error());
   }
   err.group = std::move(*group);
   err.code = std::move(*code);
   err.message = std::move(*message);
-  if (const Value* metadata = (*object)->find("metadata"); !detail::is_absent(metadata)) {
+  if (const Value* metadata = root->find("metadata"); !detail::is_absent(metadata)) {
     auto revived = compat_decode(*metadata);
     if (!revived) {
       return tl::unexpected(revived.error());

@@ -28,13 +28,9 @@ Result<std::uint64_t> read_timeout(const Value& v) {
 Result<QueueSendRequest> decode_document(Encoding e,
                                          std::string_view body,
                                          const DecodeLimits& limits) {
-  auto root = detail::parse_document(e, body, limits);
+  auto root = detail::parse_object(e, body, limits, kRequest);
   if (!root) {
     return tl::unexpected(root.error());
-  }
-  if (!root->is_object()) {
-    return fail_decode(std::string(kRequest) + " must be an object, got "
-                       + std::string(root->kind_name()));
   }
   QueueSendRequest out;
   // JSON.stringify drops an undefined body, so a missing body is undefined.

@@ -14,6 +14,21 @@ Result<Value> parse_document(Encoding e, std::string_view bytes, const DecodeLim
   return cbor_decode(bytes, limits);
 }
 
+Result<Value> parse_object(Encoding e,
+                           std::string_view bytes,
+                           const DecodeLimits& limits,
+                           std::string_view what) {
+  auto root = parse_document(e, bytes, limits);
+  if (!root) {
+    return tl::unexpected(root.error());
+  }
+  if (!root->is_object()) {
+    return fail_decode(std::string(what) + " must be an object, got "
+                       + std::string(root->kind_name()));
+  }
+  return root;
+}
+
 std::string serialize_document(Encoding e, const Value& v) {
   return e == Encoding::kJson ? json_stringify(v) : cbor_encode(v);
 }

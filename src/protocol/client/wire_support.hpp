@@ -20,6 +20,11 @@ inline constexpr std::uint16_t kOldestVersion = 1;
 
 /// Parses a JSON or CBOR body/frame into a Value (e must not be kBare).
 Result<Value> parse_document(Encoding e, std::string_view bytes, const DecodeLimits& limits);
+/// parse_document, and the root must be an object (else "`what` must be an object, got ...").
+Result<Value> parse_object(Encoding e,
+                           std::string_view bytes,
+                           const DecodeLimits& limits,
+                           std::string_view what);
 /// Serializes a JSON or CBOR envelope (e must not be kBare).
 std::string serialize_document(Encoding e, const Value& v);
 
