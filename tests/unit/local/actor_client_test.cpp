@@ -12,6 +12,7 @@
 #include "core/runtime.hpp"
 #include "local/local_context.hpp"
 #include "local/local_driver.hpp"
+#include "store_runtime_fixture.hpp"
 #include "util/clock.hpp"
 #include <rivetkit/rivetkit.hpp>
 
@@ -148,18 +149,10 @@ ActorDefinition caller() {
       });
 }
 
-class ActorClientTest : public ::testing::Test {
+class ActorClientTest : public testing::StoreRuntimeFixture {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/rivetkit-actor-client-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    auto opened = storage::LocalStore::open(dir_);
-    ASSERT_TRUE(opened) << opened.error().message;
-    store_ = *opened;
-    core::RuntimeConfig config;
-    config.clock = clock_;
-    runtime_ = std::make_unique<core::Runtime>(io_, config,
-                                               std::vector<ActorDefinition>{counter(), caller()});
+    open({counter(), caller()});
     ctx_ = std::make_shared<LocalContext>(RegistryConfig{}, *runtime_, store_);
     driver_ = std::make_shared<LocalDriver>(io_, ctx_);
     driver_->start();
@@ -169,20 +162,7 @@ class ActorClientTest : public ::testing::Test {
     run(runtime_->shutdown());
     driver_.reset();
     ctx_.reset();
-    runtime_.reset();
-    store_->close();
-    std::filesystem::remove_all(dir_);
-  }
-
-  template <class T>
-  T run(Task<T> task) {
-    auto fut = asio::co_spawn(io_, std::move(task), asio::use_future);
-    for (int i = 0; i < 5000 && fut.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
-         ++i) {
-      io_.restart();
-      io_.run_for(std::chrono::milliseconds(2));
-    }
-    return fut.get();
+    close();
   }
 
   // A caller actor (created on first use), as a client would reach it.
@@ -215,11 +195,6 @@ class ActorClientTest : public ::testing::Test {
     return e != nullptr ? e->as_string() : std::string();
   }
 
-  asio::io_context io_;
-  std::shared_ptr<util::ManualClock> clock_ = std::make_shared<util::ManualClock>();
-  std::string dir_;
-  std::shared_ptr<storage::LocalStore> store_;
-  std::unique_ptr<core::Runtime> runtime_;
   std::shared_ptr<LocalContext> ctx_;
   std::shared_ptr<LocalDriver> driver_;
 };

@@ -6,6 +6,7 @@
 
 #include "core/ids.hpp"
 #include "core/keys.hpp"
+#include "store_runtime_fixture.hpp"
 #include "util/clock.hpp"
 #include <rivetkit/rivetkit.hpp>
 
@@ -34,38 +35,17 @@ ActorDefinition counter() {
   });
 }
 
-class LocalDirectoryTest : public ::testing::Test {
+class LocalDirectoryTest : public testing::StoreRuntimeFixture {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/rivetkit-directory-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    auto opened = storage::LocalStore::open(dir_);
-    ASSERT_TRUE(opened) << opened.error().message;
-    store_ = *opened;
-    core::RuntimeConfig config;
-    config.clock = clock_;
-    runtime_ =
-        std::make_unique<core::Runtime>(io_, config, std::vector<ActorDefinition>{counter()});
+    open({counter()});
     directory_ = std::make_unique<LocalDirectory>(
         store_, *runtime_, [this](const std::string& id) { destroyed_.push_back(id); });
   }
   void TearDown() override {
     run(runtime_->shutdown());
     directory_.reset();
-    runtime_.reset();
-    store_->close();
-    std::filesystem::remove_all(dir_);
-  }
-
-  template <class T>
-  T run(Task<T> task) {
-    auto fut = asio::co_spawn(io_, std::move(task), asio::use_future);
-    for (int i = 0; i < 5000 && fut.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
-         ++i) {
-      io_.restart();
-      io_.run_for(std::chrono::milliseconds(2));
-    }
-    return fut.get();
+    close();
   }
 
   static Task<Result<core::ActorInstance::Spec>> spec_for(
@@ -104,11 +84,6 @@ class LocalDirectoryTest : public ::testing::Test {
     return r;
   }
 
-  asio::io_context io_;
-  std::shared_ptr<util::ManualClock> clock_ = std::make_shared<util::ManualClock>();
-  std::string dir_;
-  std::shared_ptr<storage::LocalStore> store_;
-  std::unique_ptr<core::Runtime> runtime_;
   std::unique_ptr<LocalDirectory> directory_;
   std::vector<std::string> destroyed_;
 };
