@@ -3,8 +3,8 @@
 /// This umbrella header is all an application needs.
 
 #include <rivetkit/abort_signal.hpp>
-#include <rivetkit/client.hpp>
 #include <rivetkit/actor.hpp>
+#include <rivetkit/client.hpp>
 #include <rivetkit/config.hpp>
 #include <rivetkit/convert.hpp>
 #include <rivetkit/driver_context.hpp>

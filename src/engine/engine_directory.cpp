@@ -215,6 +215,20 @@ Task<Result<EngineDirectory::GetOrCreated>> EngineDirectory::get_or_create(
 Task<Result<core::ActorRecord>> EngineDirectory::create(core::ActorRecord wanted) {
   auto op = call("POST", "/actors", create_body(wanted, options_.pool));
   auto answer = co_await std::move(op);
+  if (!answer && answer.error().group == "actor"
+      && answer.error().code == "destroyed_during_creation" && !wanted.key.empty()) {
+    // rivet-engine 2.3.19 sometimes answers a create on a used key this way (its create lost
+    // inside the engine) instead of actor.duplicate_key. A live actor with the key makes it the
+    // duplicate it is; otherwise the answer stands.
+    auto existing_op = get_with_key(wanted.name, wanted.key);
+    auto existing = co_await std::move(existing_op);
+    if (existing && *existing) {
+      co_return fail(
+          Error{"actor", "duplicate_key", "Actor already exists with this key",
+                Value::object({{"existing_actor_id", (*existing)->actor_id}, {"key", wanted.key}}),
+                true});
+    }
+  }
   if (!answer) {
     co_return fail(answer.error());
   }
