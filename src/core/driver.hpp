@@ -2,8 +2,10 @@
 // ActorDriver: what the runtime asks of the mode it runs in (local mode: src/local/local_driver.*;
 // engine mode: src/engine/envoy_driver.*). A driver owns actor placement: it carries out the
 // stops actors ask for, keeps hibernated sockets while their actor sleeps, wakes actors for their
-// alarms and for work (Runtime::dispatch). Where a mode keeps its actors is the other interface,
-// core/directory.hpp. Calls other than wake() come from an actor's strand and must not block.
+// alarms and for work (Runtime::dispatch), and says where each generation of an actor keeps its
+// data (storage_for). Where a mode keeps its actors is the other interface, core/directory.hpp.
+// Calls other than wake() come from an actor's strand; those that are not coroutines must not
+// block.
 
 #include "net/websocket.hpp"
 #include "storage/actor_store.hpp"
@@ -37,6 +39,12 @@ class ActorDriver {
   /// (engine mode: the engine starts it here or elsewhere). The runtime's slot waits for the
   /// instance; an error ends that wait (actor.not_found: there is no such actor).
   virtual Task<Result<void>> wake(std::string actor_id) = 0;
+  /// Where one generation of an actor keeps its data, asked once per start (from the actor's
+  /// strand, before the instance loads). Local mode: the actor's rows in the process's SQLite
+  /// store; engine mode: the actor's engine KV, fenced by generation, with the create input the
+  /// engine's start command carried. An error fails the start.
+  virtual Task<Result<std::unique_ptr<storage::ActorStore>>> storage_for(
+      std::string actor_id, std::uint32_t generation) = 0;
   /// The client actors of this mode call other actors with (`c.client()`; core/client/). It
   /// outlives every instance.
   virtual detail::ClientApi& actor_client() = 0;

@@ -95,6 +95,7 @@ Result<std::unique_ptr<EngineMode>> EngineMode::start(asio::io_context& io,
   link_options.version = static_cast<std::uint32_t>(
       std::strtoul(env_or("RIVET_ENVOY_VERSION", "1").c_str(), nullptr, 10));
   link_options.actor_names = runtime.actor_names();
+  link_options.clock = runtime.config().clock;
   impl->link = std::make_shared<EnvoyLink>(io.get_executor(), std::move(link_options));
   impl->driver = std::make_shared<EnvoyDriver>(io.get_executor(), runtime, impl->link, api);
   impl->driver->start();

@@ -208,13 +208,6 @@ Task<void> EnvoyDriver::start_actor(std::shared_ptr<EnvoyDriver> self,
     }
     spec.generation = generation;
     spec.definition = definition;
-    std::weak_ptr<EnvoyDriver> weak = self;
-    spec.store = std::make_unique<KvActorStore>(self->link_, actor_id, generation, config.input,
-                                                [weak](std::vector<storage::PersistedConn> conns) {
-                                                  if (auto driver = weak.lock()) {
-                                                    driver->conns_durable(std::move(conns));
-                                                  }
-                                                });
     spec.driver = self.get();
     spec.first_request_grace = kFirstRequestGrace;
     co_return spec;
@@ -516,6 +509,30 @@ Task<Result<void>> EnvoyDriver::wake_weak(std::weak_ptr<EnvoyDriver> weak, std::
     co_return fail(Error{"actor", "stopping", "The envoy is stopping", std::nullopt, false});
   }
   auto op = self->wake(std::move(actor_id));
+  co_return co_await std::move(op);
+}
+
+Task<Result<std::unique_ptr<storage::ActorStore>>> EnvoyDriver::storage_for(
+    std::string actor_id, std::uint32_t generation) {
+  // The create input comes with the engine's start command, kept in the actor's entry (state of
+  // the link's strand).
+  auto task = [](std::shared_ptr<EnvoyDriver> self, std::string id,
+                 std::uint32_t gen) -> Task<Result<std::unique_ptr<storage::ActorStore>>> {
+    auto it = self->actors_.find(id);
+    if (it == self->actors_.end() || it->second.generation != gen) {
+      co_return fail(core::actor_stopping());  // stopped (or moved) before it loaded
+    }
+    std::weak_ptr<EnvoyDriver> weak = self;
+    co_return std::make_unique<KvActorStore>(self->link_, id, gen, it->second.config.input,
+                                             [weak](std::vector<storage::PersistedConn> conns) {
+                                               if (auto driver = weak.lock()) {
+                                                 driver->conns_durable(std::move(conns));
+                                               }
+                                             });
+  };
+  auto op =
+      asio::co_spawn(link_->strand(), task(shared_from_this(), std::move(actor_id), generation),
+                     asio::use_awaitable);
   co_return co_await std::move(op);
 }
 

@@ -68,6 +68,8 @@ class EnvoyDriver final : public core::ActorDriver,
   std::shared_ptr<net::WebSocket> hibernated_socket(const storage::PersistedConn& record) override;
   /// Asks the engine to start a sleeping actor, through its gateway.
   Task<Result<void>> wake(std::string actor_id) override;
+  Task<Result<std::unique_ptr<storage::ActorStore>>> storage_for(std::string actor_id,
+                                                                 std::uint32_t generation) override;
   detail::ClientApi& actor_client() override { return client_.api(); }
 
   // EnvoyLinkHandler (link strand)

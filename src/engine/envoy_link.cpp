@@ -8,6 +8,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -17,7 +18,7 @@
 namespace rivetkit::engine {
 
 namespace asio = boost::asio;
-using Clock = std::chrono::steady_clock;
+using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -32,15 +33,17 @@ std::string kv_kind(const envoy::KvRequestData& r) {
 
 }  // namespace
 
-// A coroutine waiting on the strand for an answer (a KV response, the first init).
+// A coroutine waiting on the strand for an answer (a KV response, the first init), until a
+// deadline on the link's clock.
 struct EnvoyLink::PendingKv {
-  explicit PendingKv(const asio::any_io_executor& ex) : timer(ex) {}
+  explicit PendingKv(const asio::any_io_executor& ex)
+      : answered(ex, asio::steady_timer::time_point::max()) {}
   std::string actor_id;
   envoy::KvRequestData request;
   bool sent_on_current = false;
   bool done = false;
   std::optional<Result<envoy::KvResponseData>> result;
-  asio::steady_timer timer;
+  asio::steady_timer answered;  // an event, not a clock: cancelled when the answer arrives
 
   void complete(Result<envoy::KvResponseData> r) {
     if (done) {
@@ -48,19 +51,24 @@ struct EnvoyLink::PendingKv {
     }
     done = true;
     result = std::move(r);
-    timer.cancel();
+    answered.cancel();
   }
-  Task<void> wait(Clock::time_point deadline) {
+  Task<void> wait(util::Clock& clock, util::SteadyTime deadline) {
     if (done) {
       co_return;
     }
-    timer.expires_at(deadline);
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    auto answer_op = answered.async_wait(asio::as_tuple(asio::use_awaitable));
+    auto deadline_op = clock.wait_until(deadline);
+    co_await (std::move(answer_op) || std::move(deadline_op));
   }
 };
 
 EnvoyLink::EnvoyLink(asio::any_io_executor ex, EnvoyLinkOptions options)
-    : strand_(asio::make_strand(std::move(ex))), options_(std::move(options)) {}
+    : strand_(asio::make_strand(std::move(ex))), options_(std::move(options)) {
+  if (!options_.clock) {
+    options_.clock = std::make_shared<util::SystemClock>();
+  }
+}
 
 std::string EnvoyLink::url() const {
   std::string base = options_.endpoint;
@@ -109,7 +117,7 @@ Task<Result<void>> EnvoyLink::wait_connected(std::chrono::milliseconds timeout) 
     }
     auto waiter = std::make_shared<PendingKv>(link->strand_);
     link->connected_waiters_.push_back(waiter);
-    auto wait_op = waiter->wait(Clock::now() + limit);
+    auto wait_op = waiter->wait(*link->options_.clock, link->options_.clock->steady_now() + limit);
     co_await std::move(wait_op);
     if (waiter->done && waiter->result && *waiter->result) {
       co_return Result<void>{};
@@ -150,7 +158,7 @@ Task<void> EnvoyLink::run() {
     auto socket = co_await std::move(connect_op);
     bool evicted = false;
     if (socket && !stopped_) {
-      const auto connected_at = Clock::now();
+      const auto connected_at = options_.clock->steady_now();
       socket_ = *socket;
       initialized_ = false;
       // The first message on every connection (§1.8).
@@ -177,7 +185,7 @@ Task<void> EnvoyLink::run() {
         log::warn("engine connection closed ({} {}){}", info.code, info.reason,
                   evicted ? ": evicted, not reconnecting" : "; reconnecting");
       }
-      if (Clock::now() - connected_at >= std::chrono::seconds(60)) {
+      if (options_.clock->steady_now() - connected_at >= std::chrono::seconds(60)) {
         attempt = 0;
       }
     } else if (!socket) {
@@ -203,9 +211,9 @@ Task<void> EnvoyLink::run() {
     double base = std::min(1000.0 * static_cast<double>(1ULL << std::min(attempt, 5)), 30'000.0);
     double jitter = std::uniform_real_distribution<double>(0.0, 0.25)(rng);
     ++attempt;
-    asio::steady_timer timer(strand_);
-    timer.expires_after(std::chrono::milliseconds(static_cast<long>(base * (1.0 + jitter))));
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    auto backoff_op =
+        options_.clock->wait_for(util::Millis(static_cast<long>(base * (1.0 + jitter))));
+    co_await std::move(backoff_op);
   }
   socket_.reset();
 }
@@ -324,7 +332,7 @@ void EnvoyLink::prune_history() {
   // Long enough for an engine to restart and this link to reconnect and resend; short enough
   // that an envoy running millions of short generations holds only the recent ones.
   constexpr auto kKeepFinished = std::chrono::minutes(2);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = options_.clock->steady_now();
   for (auto it = history_.begin(); it != history_.end();) {
     const auto& h = it->second;
     if (h.finished && (h.events.empty() || now - h.finished_at > kKeepFinished)) {
@@ -374,28 +382,31 @@ void EnvoyLink::start_lost_timer() {
   // a stale instance can never write after the engine moved the actor (envoy-protocol.md §1.7).
   auto threshold = std::chrono::milliseconds(metadata_.envoy_lost_threshold);
   auto margin = std::min(threshold / 3, std::chrono::milliseconds(5'000));
-  auto epoch = disconnect_epoch_;
-  auto timer = std::make_shared<asio::steady_timer>(strand_);
-  timer->expires_after(threshold - margin);
-  timer->async_wait([self = shared_from_this(), timer, epoch](const boost::system::error_code& ec) {
-    if (ec || self->initialized_ || self->stopped_ || self->lost_
-        || epoch != self->disconnect_epoch_) {
-      return;
-    }
-    self->lost_ = true;
-    log::error(
-        "the engine has been unreachable for longer than its lost threshold: stopping "
-        "every actor here (the engine starts them elsewhere)");
-    self->fail_pending_kv(link_error("engine_lost", "The engine is unreachable"));
-    self->queued_.clear();
-    for (auto& [key, h] : self->history_) {
-      h.finished = true;
-      h.events.clear();
-    }
-    if (self->handler_ != nullptr) {
-      self->handler_->on_lost();
-    }
-  });
+  util::spawn(strand_, lose_after(shared_from_this(), threshold - margin, disconnect_epoch_),
+              "envoy lost timer");
+}
+
+Task<void> EnvoyLink::lose_after(std::shared_ptr<EnvoyLink> self,
+                                 util::Millis delay,
+                                 std::uint64_t epoch) {
+  auto wait_op = self->options_.clock->wait_for(delay);
+  co_await std::move(wait_op);
+  if (self->initialized_ || self->stopped_ || self->lost_ || epoch != self->disconnect_epoch_) {
+    co_return;  // reconnected (or stopped) in time
+  }
+  self->lost_ = true;
+  log::error(
+      "the engine has been unreachable for longer than its lost threshold: stopping "
+      "every actor here (the engine starts them elsewhere)");
+  self->fail_pending_kv(link_error("engine_lost", "The engine is unreachable"));
+  self->queued_.clear();
+  for (auto& [key, h] : self->history_) {
+    h.finished = true;
+    h.events.clear();
+  }
+  if (self->handler_ != nullptr) {
+    self->handler_->on_lost();
+  }
 }
 
 void EnvoyLink::fail_pending_kv(const Error& error) {
@@ -443,7 +454,7 @@ void EnvoyLink::forget_generation(std::string actor_id, std::uint32_t generation
     auto it = self->history_.find(key);
     if (it != self->history_.end()) {
       it->second.finished = true;
-      it->second.finished_at = std::chrono::steady_clock::now();
+      it->second.finished_at = self->options_.clock->steady_now();
     } else {
       self->last_command_.erase(key);
     }
@@ -469,7 +480,8 @@ Task<Result<envoy::KvResponseData>> EnvoyLink::kv(std::string actor_id,
       self->write(
           envoy::ToRivet{envoy::ToRivetKvRequest{pending->actor_id, request_id, pending->request}});
     }
-    auto wait_op = pending->wait(Clock::now() + self->options_.kv_timeout);
+    auto wait_op = pending->wait(*self->options_.clock,
+                                 self->options_.clock->steady_now() + self->options_.kv_timeout);
     co_await std::move(wait_op);
     if (!pending->done) {
       self->kv_pending_.erase(request_id);

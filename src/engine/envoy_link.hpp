@@ -18,6 +18,7 @@
 
 #include "net/websocket.hpp"
 #include "protocol/envoy/messages.hpp"
+#include "util/clock.hpp"
 #include <rivetkit/result.hpp>
 #include <rivetkit/task.hpp>
 
@@ -46,6 +47,9 @@ struct EnvoyLinkOptions {
   std::vector<std::string> actor_names;
   /// How long a KV request may wait for its answer (including reconnects).
   std::chrono::milliseconds kv_timeout{30'000};
+  /// Every wait of the link (reconnect backoff, the lost timer, KV and connect deadlines, how
+  /// long finished generations are kept) is on this clock; null: the system clock.
+  std::shared_ptr<util::Clock> clock;
 };
 
 class EnvoyLinkHandler {
@@ -105,7 +109,7 @@ class EnvoyLink : public std::enable_shared_from_this<EnvoyLink> {
     /// When the generation finished: its unacknowledged events (its Stopped among them) are kept
     /// a while longer, since "written" is not "processed": an engine killed right after would
     /// otherwise never learn the actor stopped and never start it again.
-    std::chrono::steady_clock::time_point finished_at{};
+    util::SteadyTime finished_at{};
   };
   /// Drops finished generations whose events the engine acknowledged, or that finished long ago.
   void prune_history();
@@ -119,6 +123,9 @@ class EnvoyLink : public std::enable_shared_from_this<EnvoyLink> {
   void on_kv_response(const envoy::ToEnvoyKvResponse& response);
   void write(const envoy::ToRivet& message);
   void start_lost_timer();
+  static Task<void> lose_after(std::shared_ptr<EnvoyLink> self,
+                               util::Millis delay,
+                               std::uint64_t epoch);
   void fail_pending_kv(const Error& error);
   std::string url() const;
 

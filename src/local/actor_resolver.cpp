@@ -30,7 +30,6 @@ Task<Result<core::ActorInstance::Spec>> make_instance_spec(
   spec.key = key ? std::move(*key) : std::vector<std::string>{record.key};
   spec.generation = *generation;
   spec.definition = std::move(definition);
-  spec.store = ctx->store->actor_store(record.actor_id);
   spec.driver = ctx->driver;
   co_return spec;
 }

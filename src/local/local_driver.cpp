@@ -92,6 +92,13 @@ Task<Result<void>> LocalDriver::wake(std::string actor_id) {
   co_return Result<void>{};
 }
 
+Task<Result<std::unique_ptr<storage::ActorStore>>> LocalDriver::storage_for(
+    std::string actor_id, std::uint32_t /*generation*/) {
+  // One process runs every actor here and a generation starts only after the previous one
+  // stopped, so generations need no fence: each reads and writes the actor's rows.
+  co_return ctx_->store->actor_store(actor_id);
+}
+
 Task<Result<void>> LocalDriver::wake_weak(std::weak_ptr<LocalDriver> weak, std::string actor_id) {
   auto self = weak.lock();
   if (!self) {

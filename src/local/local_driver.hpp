@@ -37,6 +37,8 @@ class LocalDriver final : public core::ActorDriver,
   void alarm_changed(const std::string& actor_id, std::optional<std::int64_t> at_ms) override;
   std::shared_ptr<net::WebSocket> hibernated_socket(const storage::PersistedConn& record) override;
   Task<Result<void>> wake(std::string actor_id) override;
+  Task<Result<std::unique_ptr<storage::ActorStore>>> storage_for(std::string actor_id,
+                                                                 std::uint32_t generation) override;
   detail::ClientApi& actor_client() override { return client_; }
 
  private:

@@ -79,6 +79,16 @@ Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::start(SpecFactory make_s
     starting_ = true;
     auto spec_op = make_spec();
     auto spec = co_await std::move(spec_op);
+    if (spec && !spec->store) {
+      // The generation's store is the driver's to say (local SQLite, engine KV).
+      auto store_op = spec->driver->storage_for(spec->actor_id, spec->generation);
+      auto store = co_await std::move(store_op);
+      if (store) {
+        spec->store = std::move(*store);
+      } else {
+        spec = fail(store.error());
+      }
+    }
     std::shared_ptr<ActorInstance> instance;
     Result<void> started;
     if (spec) {

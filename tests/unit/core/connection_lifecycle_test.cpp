@@ -53,6 +53,11 @@ class Driver final : public ActorDriver {
     return it == kept.end() ? nullptr : it->second;
   }
   Task<Result<void>> wake(std::string) override { co_return Result<void>{}; }
+  Task<Result<std::unique_ptr<storage::ActorStore>>> storage_for(std::string,
+                                                                 std::uint32_t) override {
+    // These tests build no instance, so nothing asks where one keeps its data.
+    co_return fail(Error{"test", "no_storage", "no instance starts here", std::nullopt, false});
+  }
   detail::ClientApi& actor_client() override { return client; }
   testing::NoClient client;
 };

@@ -130,7 +130,6 @@ class DispatchTest : public testing::RuntimeHarness {
     s.key = {actor_id};
     s.generation = *gen;
     s.definition = std::move(data);
-    s.store = store->actor_store(actor_id);
     s.driver = driver;
     co_return s;
   }
@@ -171,6 +170,33 @@ TEST_F(DispatchTest, ASleepingActorIsWokenForWork) {
   EXPECT_EQ(second.result->as_int(), 2);
   EXPECT_EQ(second.instance, first.instance) << "a running actor takes work without a wake";
   EXPECT_EQ(wakes_, 1);
+}
+
+TEST_F(DispatchTest, EveryStartTakesItsGenerationsStoreFromTheDriver) {
+  driver_.run_sleeps = false;  // the stop is the test's to run
+  auto first = call_on("actor-1", action("increment"));
+  ASSERT_TRUE(first.result) << first.result.error().message;
+  ASSERT_TRUE(call_on("actor-1", action("sleep")).result);
+  run(runtime_->stop("actor-1", StopReason::kSleep));
+  auto second = call_on("actor-1", action("increment"));
+  ASSERT_TRUE(second.result) << second.result.error().message;
+  EXPECT_EQ(second.result->as_int(), 2) << "the second generation loads what the first saved";
+  ASSERT_TRUE(first.instance && second.instance);
+  std::lock_guard lock(driver_.mutex);
+  using Given = std::vector<std::pair<std::string, std::uint32_t>>;
+  EXPECT_EQ(driver_.stores_given, (Given{{"actor-1", first.instance->generation()},
+                                         {"actor-1", second.instance->generation()}}));
+}
+
+TEST_F(DispatchTest, AStartWithoutStorageFailsTheWorkAndTheNextWorkStartsTheActor) {
+  driver_.storage_error = Error{"storage", "unavailable", "the disk is gone", std::nullopt, false};
+  auto refused = call_on("actor-1", action("increment"));
+  ASSERT_FALSE(refused.result);
+  EXPECT_EQ(refused.result.error().group, "storage");
+  EXPECT_EQ(refused.result.error().code, "unavailable");
+  auto served = call_on("actor-1", action("increment"));
+  ASSERT_TRUE(served.result) << served.result.error().message;
+  EXPECT_EQ(served.result->as_int(), 1) << "the refused work never ran";
 }
 
 TEST_F(DispatchTest, WorkArrivingWhileTheActorStopsRunsOnceOnTheNextGeneration) {

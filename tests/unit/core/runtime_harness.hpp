@@ -62,6 +62,22 @@ class TestDriver final : public ActorDriver {
   Task<Result<void>> wake(std::string actor_id) override {
     co_return fail(Error{"actor", "not_found", "No actor " + actor_id, std::nullopt, true});
   }
+
+  /// Where starts keep their data, and every (actor, generation) a start asked for.
+  std::shared_ptr<storage::LocalStore> store;
+  std::vector<std::pair<std::string, std::uint32_t>> stores_given;
+  /// Set: the next start's storage fails with it.
+  std::optional<Error> storage_error;
+  Task<Result<std::unique_ptr<storage::ActorStore>>> storage_for(
+      std::string actor_id, std::uint32_t generation) override {
+    std::unique_lock lock(mutex);
+    if (storage_error) {
+      co_return fail(*std::exchange(storage_error, std::nullopt));
+    }
+    stores_given.emplace_back(actor_id, generation);
+    lock.unlock();
+    co_return store->actor_store(actor_id);
+  }
 };
 
 /// A runtime on a manual clock with a real SQLite store in a temporary directory, serving one
@@ -76,6 +92,7 @@ class RuntimeHarness : public ::testing::Test {
     auto opened = storage::LocalStore::open(dir_);
     ASSERT_TRUE(opened) << opened.error().message;
     store_ = *opened;
+    driver_.store = store_;
     RuntimeConfig config;
     config.clock = clock_;
     runtime_ = std::make_unique<Runtime>(io_, config, std::vector<ActorDefinition>{def()});
@@ -144,7 +161,6 @@ class RuntimeHarness : public ::testing::Test {
     spec.key = {"k"};
     spec.generation = *gen;
     spec.definition = std::move(data);
-    spec.store = store->actor_store("actor-1");
     spec.driver = driver;
     spec.first_request_grace = first_request_grace;
     co_return spec;
