@@ -44,6 +44,9 @@ Route route_http(std::string_view method, std::string_view target) {
   if (starts_with(p, "/action/")) {
     route.surface = Surface::kHttpAction;
     route.rest = std::string(p.substr(8));
+  } else if (starts_with(p, "/queue/")) {
+    route.surface = Surface::kQueueSend;
+    route.rest = std::string(p.substr(7));
   } else if (under(p, "/request", route.rest)) {
     route.surface = Surface::kRawHttp;
   } else if (method == "GET" && p == "/metadata") {
@@ -83,6 +86,11 @@ Task<net::HttpResponse> ActorRouter::handle_http(ActorTarget target,
     case router::Surface::kHttpAction: {
       auto op = router::http_action(std::move(target), std::move(request), std::move(route.rest),
                                     encoding);
+      co_return co_await std::move(op);
+    }
+    case router::Surface::kQueueSend: {
+      auto op = router::queue_send(std::move(target), std::move(request), std::move(route.rest),
+                                   encoding);
       co_return co_await std::move(op);
     }
     case router::Surface::kRawHttp: {

@@ -9,6 +9,7 @@ namespace rivetkit::core::router {
 
 enum class Surface {
   kHttpAction,    // POST /action/{name}
+  kQueueSend,     // POST /queue/{name}
   kRawHttp,       // ANY /request[/...]
   kMetadata,      // GET /metadata
   kHealth,        // GET /health

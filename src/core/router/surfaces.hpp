@@ -47,6 +47,10 @@ Task<net::HttpResponse> http_action(ActorTarget target,
                                     net::HttpRequest req,
                                     std::string raw_name,
                                     protocol::client::Encoding encoding);
+Task<net::HttpResponse> queue_send(ActorTarget target,
+                                   net::HttpRequest req,
+                                   std::string raw_name,
+                                   protocol::client::Encoding encoding);
 Task<net::HttpResponse> raw_http(ActorTarget target,
                                  net::HttpRequest req,
                                  std::string path,

@@ -4,8 +4,8 @@
 // names its reply type; Runtime::dispatch hands a command to the actor's current instance (waking
 // or waiting for it) and answers with that reply (core/runtime/actor_slot.hpp).
 //
-// Room is left for queue sends and the inspector: a new kind of work is a new struct here, a
-// case in core/runtime/command_runner.cpp and a surface in core/router/.
+// Room is left for the inspector: a new kind of work is a new struct here, a case in
+// core/runtime/command_runner.cpp and a surface in core/router/.
 
 #include "core/connection.hpp"
 #include "net/websocket.hpp"
@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -40,6 +41,27 @@ struct HttpActionCommand {
   protocol::client::Encoding encoding = protocol::client::Encoding::kJson;
   std::string name;
   Array args;
+};
+
+/// What a queue send answers (client-protocol.md §6.4): completed, with the consumer's response
+/// when the sender waited for it, or timed out waiting.
+struct QueueSent {
+  bool timed_out = false;
+  std::optional<Value> response;
+};
+
+/// A message for one of the actor's queues (`POST /queue/{name}`, `handle.send`), on a connection
+/// that lives for the send: the connection hooks run as for an action. `wait`: the reply waits
+/// for the consumer to complete the message (at most `timeout_ms`, and the action timeout).
+struct QueueSendCommand {
+  using Reply = QueueSent;
+  Value params;
+  Request request;
+  protocol::client::Encoding encoding = protocol::client::Encoding::kJson;
+  std::string name;
+  Value body;
+  bool wait = false;
+  std::optional<std::uint64_t> timeout_ms;
 };
 
 /// A raw HTTP request for on_request, on a connection that lives for the request.
@@ -88,13 +110,14 @@ struct ConnectionClosedCommand {
 };
 
 using Command = std::variant<HttpActionCommand,
+                             QueueSendCommand,
                              RawRequestCommand,
                              OpenConnectionCommand,
                              ConnectionMessageCommand,
                              RawMessageCommand,
                              ConnectionClosedCommand>;
 
-using Reply = std::variant<Value, Response, OpenedConnection, Delivered, bool>;
+using Reply = std::variant<Value, QueueSent, Response, OpenedConnection, Delivered, bool>;
 
 /// What a dispatch answers: the command's reply or the error that refused or failed it, and the
 /// instance that ran it (nullptr when none did), whose identity goes into the response headers.

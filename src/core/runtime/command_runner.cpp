@@ -62,6 +62,28 @@ Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance,
   co_return co_await std::move(reply_op);
 }
 
+Task<Attempt> queue_send(std::shared_ptr<ActorInstance> instance,
+                         QueueSendCommand& command,
+                         std::function<void()> decided) {
+  auto open_op = instance->connection_lifecycle().open(ConnKind::kHttp, command.params,
+                                                       command.request, command.encoding, nullptr);
+  auto conn = co_await std::move(open_op);
+  decided();
+  if (!conn) {
+    co_return Result<Reply>(fail(conn.error()));
+  }
+  if (!*conn) {
+    co_return Refused{};
+  }
+  // A send to a queue the actor does not declare completes and enqueues nothing, as in RivetKit
+  // (core-semantics.md §7, "ignores undefined queues"); rivetkit-cpp actors declare no queues
+  // yet, so every send that passed the connection hooks is such a send.
+  log::debug("queue send to undeclared queue actor_id={} queue={}", instance->actor_id(),
+             command.name);
+  auto reply_op = finished_reply(*instance, std::move(*conn), Result<QueueSent>(QueueSent{}));
+  co_return co_await std::move(reply_op);
+}
+
 // See ActorInstance::run_action: never let the raced operand throw.
 Task<Result<Response>> catching_request(Task<std::optional<Response>> handler) {
   std::exception_ptr failure;
@@ -203,6 +225,8 @@ Task<Attempt> run_command(std::shared_ptr<ActorInstance> instance,
   std::optional<Task<Attempt>> op;
   if (auto* c = std::get_if<HttpActionCommand>(&command)) {
     op.emplace(http_action(std::move(instance), *c, std::move(decided)));
+  } else if (auto* q = std::get_if<QueueSendCommand>(&command)) {
+    op.emplace(queue_send(std::move(instance), *q, std::move(decided)));
   } else if (auto* r = std::get_if<RawRequestCommand>(&command)) {
     op.emplace(raw_request(std::move(instance), *r, std::move(decided)));
   } else if (auto* o = std::get_if<OpenConnectionCommand>(&command)) {

@@ -199,6 +199,22 @@ TEST_F(DispatchTest, AStartWithoutStorageFailsTheWorkAndTheNextWorkStartsTheActo
   EXPECT_EQ(served.result->as_int(), 1) << "the refused work never ran";
 }
 
+TEST_F(DispatchTest, AQueueSendToAnUndeclaredQueueCompletesAndEnqueuesNothing) {
+  QueueSendCommand send;
+  send.name = "jobs";
+  send.body = Value{"work"};
+  send.wait = true;
+  auto op = runtime_->dispatch("actor-1", std::move(send));
+  auto sent = run(std::move(op));
+  ASSERT_TRUE(sent.result) << sent.result.error().message;
+  EXPECT_FALSE(sent.result->timed_out);
+  EXPECT_FALSE(sent.result->response);
+  ASSERT_TRUE(sent.instance) << "a sleeping actor is woken for a send";
+  auto state = call_on("actor-1", action("get"));
+  ASSERT_TRUE(state.result);
+  EXPECT_EQ(state.result->find("count")->as_int(), 0);
+}
+
 TEST_F(DispatchTest, WorkArrivingWhileTheActorStopsRunsOnceOnTheNextGeneration) {
   driver_.run_sleeps = false;  // the stop is the test's to run
   auto first = call_on("actor-1", action("increment"));

@@ -15,6 +15,12 @@ TEST(RouteTableTest, HttpPathsReachTheirSurfaces) {
   EXPECT_EQ(action.search, "?x=1");
   EXPECT_EQ(route_http("GET", "/action/a%20b").rest, "a%20b") << "decoded by the surface";
 
+  auto queue = route_http("POST", "/queue/jobs%2Fnight?x=1");
+  EXPECT_EQ(queue.surface, Surface::kQueueSend);
+  EXPECT_EQ(queue.rest, "jobs%2Fnight") << "decoded by the surface";
+  EXPECT_EQ(route_http("GET", "/queue/jobs").surface, Surface::kQueueSend) << "answered 405";
+  EXPECT_EQ(route_http("POST", "/queue").surface, Surface::kNotFound);
+
   auto raw = route_http("PUT", "/request/items/7?full=1");
   EXPECT_EQ(raw.surface, Surface::kRawHttp);
   EXPECT_EQ(raw.rest, "/items/7");
