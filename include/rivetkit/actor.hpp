@@ -376,7 +376,7 @@ class Context {
   /// The actor's key-value store (kv.hpp).
   Kv kv() const { return Kv(&api_->kv()); }
   /// Other actors of the registry, to call, create and destroy (client.hpp).
-  Client client() const { return Client(&api_->client()); }
+  Client client() const { return Client(&api_->client(), api_); }
   /// Wall-clock ms since the Unix epoch, on the runtime's clock (tests may run it manually).
   std::int64_t now_ms() const { return api_->now_ms(); }
   /// The actor's strand, for Asio operations that must run with the actor's code.

@@ -4,6 +4,7 @@
 ///     auto room = c.client().get_or_create("room", {"lobby"});
 ///     std::int64_t n = co_await room.action<std::int64_t>("join", user);
 ///     auto game = co_await c.client().create("game", {id}, {.input = settings});
+///     co_await game.send("moves", move);            // a queue message
 ///     co_await game.destroy();
 ///
 /// A handle names an actor by query, as RivetKit's handles do: `get` (must exist),
@@ -23,12 +24,16 @@
 /// Local mode runs the call in process (arguments and results are copied, not encoded); engine
 /// mode sends it through the engine's gateway, so the callee may run on another process.
 
+#include <rivetkit/actor_connection.hpp>
 #include <rivetkit/convert.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
+#include <rivetkit/error.hpp>
 #include <rivetkit/task.hpp>
 #include <rivetkit/value.hpp>
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,8 +55,11 @@ struct CreateOptions {
 
 class ActorHandle {
  public:
-  ActorHandle(detail::ClientApi* api, detail::ActorQuery query, Value params)
-      : api_(api), query_(std::move(query)), params_(std::move(params)) {}
+  ActorHandle(detail::ClientApi* api,
+              detail::ActorQuery query,
+              Value params,
+              detail::ActorApi* holder = nullptr)
+      : api_(api), query_(std::move(query)), params_(std::move(params)), holder_(holder) {}
 
   /// Calls action `name` with `args` and converts its result to R (Value: as returned). The
   /// returned task holds copies of what it needs; the handle may go before it is awaited.
@@ -62,6 +70,34 @@ class ActorHandle {
   /// Calls action `name` with an argument list built at run time.
   Task<Value> call(std::string name, Array args) const {
     return api_->call(query_, std::move(name), std::move(args), params_);
+  }
+  /// Sends `body` to the actor's queue `queue` and resumes once the actor has taken it
+  /// (RivetKit's `handle.send(name, body)`). A queue the actor does not declare takes the message
+  /// and drops it, as in RivetKit.
+  template <class T>
+  Task<void> send(std::string queue, const T& body) const {
+    return sent(api_->send(query_, std::move(queue), to_value(body), false, std::nullopt, params_));
+  }
+  /// Sends `body` to queue `queue` and waits until a consumer completes it, at most `timeout`
+  /// (none: the callee's action timeout still bounds the wait). The result says whether it was
+  /// completed, with the consumer's response, or timed out.
+  template <class T>
+  Task<QueueSendResult> send_and_wait(
+      std::string queue,
+      const T& body,
+      std::optional<std::chrono::milliseconds> timeout = std::nullopt) const {
+    return api_->send(query_, std::move(queue), to_value(body), true, timeout, params_);
+  }
+  /// Opens a connection to the actor (actor_connection.hpp), held by the actor whose client
+  /// made this handle. Resumes once the actor accepted it; its connection hooks' errors are
+  /// thrown here.
+  Task<ActorConnection> connect() const {
+    if (holder_ == nullptr) {
+      throw ActorError(Error{"actor", "no_holder",
+                             "A connection must be opened from inside an actor (c.client())",
+                             std::nullopt, true});
+    }
+    return connected(api_->connect(query_, params_, holder_));
   }
   /// The actor's id (resolving the query; a get-or-create handle creates it).
   Task<std::string> resolve() const { return api_->resolve(query_); }
@@ -83,22 +119,31 @@ class ActorHandle {
     }
   }
 
+  static Task<void> sent(Task<QueueSendResult> send) { co_await std::move(send); }
+  static Task<ActorConnection> connected(Task<std::shared_ptr<detail::ActorConnApi>> connect) {
+    auto impl = co_await std::move(connect);
+    co_return ActorConnection(std::move(impl));
+  }
+
   detail::ClientApi* api_;
   detail::ActorQuery query_;
   Value params_;
+  detail::ActorApi* holder_;
 };
 
 /// The registry's actors as seen from inside one (`c.client()`).
 class Client {
  public:
-  explicit Client(detail::ClientApi* api) : api_(api) {}
+  /// `holder`: the actor this client belongs to (the holder of the connections it opens).
+  explicit Client(detail::ClientApi* api, detail::ActorApi* holder = nullptr)
+      : api_(api), holder_(holder) {}
 
   /// The existing actor `name` with `key` (actor.not_found when there is none).
   ActorHandle get(std::string name,
                   std::vector<std::string> key = {},
                   GetOptions options = {}) const {
     return ActorHandle(api_, query(detail::ActorQuery::Kind::kGet, std::move(name), std::move(key)),
-                       std::move(options.params));
+                       std::move(options.params), holder_);
   }
   /// The actor `name` with `key`, created with `options.input` if there is none.
   ActorHandle get_or_create(std::string name,
@@ -106,13 +151,13 @@ class Client {
                             CreateOptions options = {}) const {
     auto q = query(detail::ActorQuery::Kind::kGetOrCreate, std::move(name), std::move(key));
     q.input = std::move(options.input);
-    return ActorHandle(api_, std::move(q), std::move(options.params));
+    return ActorHandle(api_, std::move(q), std::move(options.params), holder_);
   }
   /// The actor with this id.
   ActorHandle get_for_id(std::string name, std::string actor_id, GetOptions options = {}) const {
     auto q = query(detail::ActorQuery::Kind::kGetForId, std::move(name), {});
     q.actor_id = std::move(actor_id);
-    return ActorHandle(api_, std::move(q), std::move(options.params));
+    return ActorHandle(api_, std::move(q), std::move(options.params), holder_);
   }
   /// Creates a new actor (actor.duplicate_key when one with this key exists) and returns a
   /// handle to it by id.
@@ -121,16 +166,19 @@ class Client {
                            CreateOptions options = {}) const {
     auto q = query(detail::ActorQuery::Kind::kCreate, std::move(name), std::move(key));
     q.input = std::move(options.input);
-    return created(api_, std::move(q), std::move(options.params));
+    return created(api_, holder_, std::move(q), std::move(options.params));
   }
 
  private:
-  static Task<ActorHandle> created(detail::ClientApi* api, detail::ActorQuery q, Value params) {
+  static Task<ActorHandle> created(detail::ClientApi* api,
+                                   detail::ActorApi* holder,
+                                   detail::ActorQuery q,
+                                   Value params) {
     auto op = api->resolve(q);
     std::string actor_id = co_await std::move(op);
     auto by_id = query(detail::ActorQuery::Kind::kGetForId, std::move(q.name), std::move(q.key));
     by_id.actor_id = std::move(actor_id);
-    co_return ActorHandle(api, std::move(by_id), std::move(params));
+    co_return ActorHandle(api, std::move(by_id), std::move(params), holder);
   }
   static detail::ActorQuery query(detail::ActorQuery::Kind kind,
                                   std::string name,
@@ -142,6 +190,7 @@ class Client {
     return q;
   }
   detail::ClientApi* api_;
+  detail::ActorApi* holder_;
 };
 
 }  // namespace rivetkit

@@ -249,6 +249,10 @@ void ActorInstance::on_abort(std::function<void()> listener) {
   abort_.add(std::move(listener), shared_from_this());
 }
 
+void ActorInstance::on_abort_owned(std::weak_ptr<void> owner, std::function<void()> listener) {
+  abort_.add_owned(std::move(owner), std::move(listener), shared_from_this());
+}
+
 Task<void> ActorInstance::wait_hard_abort() {
   auto self = shared_from_this();
   co_await lifecycle_.wait_finalizing();

@@ -161,6 +161,7 @@ class ActorInstance final : public detail::ActorApi,
   void destroy() override;
   bool aborted() const override { return lifecycle_.aborted(); }
   void on_abort(std::function<void()> listener) override;
+  void on_abort_owned(std::weak_ptr<void> owner, std::function<void()> listener) override;
   Task<void> wait_aborted() override;
   Task<bool> wait_aborted_for(std::chrono::milliseconds timeout) override;
   std::shared_ptr<detail::Latch> make_latch() override;

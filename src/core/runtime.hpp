@@ -43,6 +43,8 @@ class Runtime final : private SlotHost {
   ~Runtime();
 
   const RuntimeConfig& config() const { return config_; }
+  /// The executor of the runtime's I/O context (its threads).
+  boost::asio::any_io_executor executor() const { return io_.get_executor(); }
   std::shared_ptr<const detail::ActorDefinitionData> definition(std::string_view name) const;
   std::vector<std::string> actor_names() const;
 

@@ -1,6 +1,7 @@
 #include "engine/gateway_caller.hpp"
 
 #include "net/http_client.hpp"
+#include "net/ws_client.hpp"
 #include "protocol/cbor/cbor.hpp"
 #include "protocol/client/messages.hpp"
 #include "protocol/compat.hpp"
@@ -31,13 +32,27 @@ GatewayCaller::GatewayCaller(boost::asio::any_io_executor ex,
   }
 }
 
-Task<Result<Value>> GatewayCaller::call(std::string actor_id,
-                                        std::string action,
-                                        Array args,
-                                        Value params) {
-  std::string url = options_.endpoint + "/gateway/" + util::percent_encode(actor_id) + "/action/"
-                    + util::percent_encode(action);
-  auto op = post(std::move(url), std::move(args), std::move(params));
+Task<Result<Value>> GatewayCaller::call(std::string actor_id, core::ClientWork work, Value params) {
+  auto op = post(options_.endpoint + "/gateway/" + util::percent_encode(actor_id), "",
+                 std::move(work), std::move(params));
+  co_return co_await std::move(op);
+}
+
+Task<Result<std::shared_ptr<net::WebSocket>>> GatewayCaller::open_socket(
+    std::string actor_id, std::string path, std::vector<std::string> protocols) {
+  net::WsConnectOptions options;
+  std::string base = options_.endpoint;
+  if (base.rfind("https://", 0) == 0) {
+    base = "wss://" + base.substr(8);
+  } else if (base.rfind("http://", 0) == 0) {
+    base = "ws://" + base.substr(7);
+  }
+  options.url = base + "/gateway/" + util::percent_encode(actor_id) + path;
+  options.subprotocols = std::move(protocols);
+  if (options_.token && !options_.token->empty()) {
+    options.subprotocols.push_back("rivet_token." + *options_.token);
+  }
+  auto op = net::connect_websocket(ex_, std::move(options));
   co_return co_await std::move(op);
 }
 
@@ -56,41 +71,47 @@ bool GatewayCaller::routes_query(const detail::ActorQuery& query) const {
 }
 
 Task<Result<Value>> GatewayCaller::call_query(detail::ActorQuery query,
-                                              std::string action,
-                                              Array args,
+                                              core::ClientWork work,
                                               Value params) {
   const bool create = query.kind == detail::ActorQuery::Kind::kGetOrCreate;
-  std::string url = options_.endpoint + "/gateway/" + util::percent_encode(query.name) + "/action/"
-                    + util::percent_encode(action)
-                    + "?rvt-namespace=" + util::percent_encode(options_.namespace_name)
-                    + "&rvt-method=" + (create ? "getOrCreate" : "get");
+  std::string search = "?rvt-namespace=" + util::percent_encode(options_.namespace_name)
+                       + "&rvt-method=" + (create ? "getOrCreate" : "get");
   if (create) {
-    url += "&rvt-runner=" + util::percent_encode(options_.pool);
+    search += "&rvt-runner=" + util::percent_encode(options_.pool);
   }
   if (!query.key.empty()) {
     std::string key;
     for (std::size_t i = 0; i < query.key.size(); ++i) {
       key += (i == 0 ? "" : ",") + query.key[i];
     }
-    url += "&rvt-key=" + util::percent_encode(key);
+    search += "&rvt-key=" + util::percent_encode(key);
   }
   if (create && !query.input.is_undefined()) {
     const std::string input = query_input(query.input);
-    url += "&rvt-input="
-           + protocol::base64url_encode(
-               std::span(reinterpret_cast<const std::uint8_t*>(input.data()), input.size()));
+    search += "&rvt-input="
+              + protocol::base64url_encode(
+                  std::span(reinterpret_cast<const std::uint8_t*>(input.data()), input.size()));
   }
   if (create) {
-    url += "&rvt-crash-policy=sleep";
+    search += "&rvt-crash-policy=sleep";
   }
-  auto op = post(std::move(url), std::move(args), std::move(params));
+  auto op = post(options_.endpoint + "/gateway/" + util::percent_encode(query.name),
+                 std::move(search), std::move(work), std::move(params));
   co_return co_await std::move(op);
 }
 
-Task<Result<Value>> GatewayCaller::post(std::string url, Array args, Value params) {
+Task<Result<Value>> GatewayCaller::post(std::string base,
+                                        std::string query,
+                                        core::ClientWork work,
+                                        Value params) {
+  const auto* action = std::get_if<core::ActionWork>(&work);
+  const auto* send = std::get_if<core::QueueWork>(&work);
   net::HttpClientRequest req;
   req.method = "POST";
-  req.url = std::move(url);
+  req.url = std::move(base)
+            + (action != nullptr ? "/action/" + util::percent_encode(action->name)
+                                 : "/queue/" + util::percent_encode(send->name))
+            + query;
   req.headers.push_back(net::Header{"content-type", std::string(client::content_type(kEncoding))});
   req.headers.push_back(net::Header{"x-rivet-encoding", "cbor"});
   if (!params.is_null() && !params.is_undefined()) {
@@ -101,14 +122,19 @@ Task<Result<Value>> GatewayCaller::post(std::string url, Array args, Value param
   if (options_.token && !options_.token->empty()) {
     req.headers.push_back(net::Header{"x-rivet-token", *options_.token});
   }
-  req.body = client::encode_http_action_request(kEncoding, args);
+  if (action != nullptr) {
+    req.body = client::encode_http_action_request(kEncoding, action->args);
+  } else {
+    req.body = client::encode_http_queue_send_request(
+        kEncoding, client::QueueSendRequest{send->body, send->name, send->wait, send->timeout_ms});
+  }
   req.timeout = action_timeout_;
   auto op = net::http_request(ex_, std::move(req));
   auto resp = co_await std::move(op);
   if (!resp) {
     co_return fail(resp.error());
   }
-  if (resp->status == 200) {
+  if (resp->status == 200 && action != nullptr) {
     auto output = client::decode_http_action_response(kEncoding, resp->body);
     if (!output) {
       co_return fail(Error{"engine", "gateway_failed",
@@ -116,6 +142,15 @@ Task<Result<Value>> GatewayCaller::post(std::string url, Array args, Value param
                            false});
     }
     co_return std::move(*output);
+  }
+  if (resp->status == 200) {
+    auto sent = client::decode_http_queue_send_response(kEncoding, resp->body);
+    if (!sent) {
+      co_return fail(Error{"engine", "gateway_failed",
+                           "Undecodable queue send response: " + sent.error().message, std::nullopt,
+                           false});
+    }
+    co_return core::queue_reply(sent->status == "timedOut", sent->response);
   }
   // The actor's own errors come in the call's encoding; the engine's guard answers in JSON.
   auto error = client::decode_http_error(kEncoding, resp->body);

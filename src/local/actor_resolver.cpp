@@ -5,6 +5,7 @@
 #include "core/ids.hpp"
 #include "core/keys.hpp"
 #include "local/local_context.hpp"
+#include "util/spawn.hpp"
 
 #include <boost/asio/this_coro.hpp>
 
@@ -148,6 +149,24 @@ core::ActorTarget make_target(std::shared_ptr<LocalContext> ctx,
   target.instance = std::move(instance);
   target.sockets = &ctx->sockets;
   return target;
+}
+
+Task<Result<void>> serve_actor_socket(std::shared_ptr<LocalContext> ctx,
+                                      std::string actor_id,
+                                      net::HttpRequest request,
+                                      std::shared_ptr<net::WebSocket> socket) {
+  auto acquire_op = acquire_actor_id(ctx, std::move(actor_id));
+  auto instance = co_await std::move(acquire_op);
+  if (!instance) {
+    co_return fail(instance.error());
+  }
+  std::string path = request.target;
+  util::spawn(
+      ctx->runtime.executor(),
+      core::ActorRouter::handle_websocket(make_target(ctx, std::move(*instance)),
+                                          std::move(request), std::move(path), std::move(socket)),
+      "in-process actor socket");
+  co_return Result<void>{};
 }
 
 Task<Result<bool>> destroy_actor(std::shared_ptr<LocalContext> ctx, std::string actor_id) {

@@ -70,6 +70,14 @@ Task<Result<std::shared_ptr<core::ActorInstance>>> acquire_actor_id(
 core::ActorTarget make_target(std::shared_ptr<LocalContext> ctx,
                               std::shared_ptr<core::ActorInstance> instance);
 
+/// Serves a socket another actor opened in process (core/client/dispatch_caller.hpp): wakes the
+/// actor, then runs the actor router's session on `socket` in the background, as for a client's
+/// socket. Answers once the actor runs (or with why it cannot).
+Task<Result<void>> serve_actor_socket(std::shared_ptr<LocalContext> ctx,
+                                      std::string actor_id,
+                                      net::HttpRequest request,
+                                      std::shared_ptr<net::WebSocket> socket);
+
 /// Destroys an actor for good: on_destroy runs, connections close, data is wiped. false when the
 /// actor does not exist (or was already destroyed).
 Task<Result<bool>> destroy_actor(std::shared_ptr<LocalContext> ctx, std::string actor_id);

@@ -12,7 +12,13 @@ namespace rivetkit::local {
 LocalDriver::LocalDriver(boost::asio::io_context& io, std::shared_ptr<LocalContext> ctx)
     : io_(io),
       ctx_(std::move(ctx)),
-      caller_(ctx_->runtime),
+      caller_(ctx_->runtime,
+              [ctx = ctx_](std::string actor_id,
+                           net::HttpRequest request,
+                           std::shared_ptr<net::WebSocket> socket) {
+                return serve_actor_socket(ctx, std::move(actor_id), std::move(request),
+                                          std::move(socket));
+              }),
       client_(
           *ctx_->directory,
           caller_,

@@ -10,7 +10,6 @@
 #include "fuzz_support.hpp"
 #include "protocol/client/messages.hpp"
 #include "protocol/client/wire_support.hpp"
-#include "unit/protocol/to_client_reader.hpp"
 
 #include <variant>
 
@@ -30,7 +29,7 @@ inline void check_document(protocol::client::Encoding e, const std::string& byte
 inline void check_to_client_fixpoint(protocol::client::Encoding e,
                                      const protocol::client::ToClient& msg) {
   const std::string first = protocol::client::encode_to_client(e, msg);
-  auto read = protocol::test::read_to_client(e, first);
+  auto read = protocol::client::decode_to_client(e, first);
   FUZZ_CHECK(read.has_value());
   FUZZ_CHECK(read->index() == msg.index());
   FUZZ_CHECK(protocol::client::encode_to_client(e, *read) == first);

@@ -221,6 +221,27 @@ rivetkit::Task<std::string> relay_resolve(rivetkit::Client client,
   co_return co_await std::move(op);
 }
 
+// A queue send through c.client() as connection `params`; with `wait`, the result's status.
+rivetkit::Task<rivetkit::Value> relay_send(rivetkit::Client client,
+                                           std::string name,
+                                           std::vector<std::string> key,
+                                           std::string queue,
+                                           rivetkit::Value body,
+                                           bool wait,
+                                           rivetkit::Value params) {
+  rivetkit::CreateOptions options;
+  options.params = std::move(params);
+  auto handle = client.get_or_create(std::move(name), std::move(key), std::move(options));
+  if (!wait) {
+    auto op = handle.send(std::move(queue), body);
+    co_await std::move(op);
+    co_return rivetkit::Value("sent");
+  }
+  auto op = handle.send_and_wait(std::move(queue), body, std::chrono::milliseconds(5'000));
+  rivetkit::QueueSendResult result = co_await std::move(op);
+  co_return rivetkit::Value::object({{"status", result.status}});
+}
+
 rivetkit::ActorDefinition relay() {
   return rivetkit::actor<>("relay")
       .action("callActor",
@@ -252,6 +273,12 @@ rivetkit::ActorDefinition relay() {
               [](auto& c, std::string name, std::vector<std::string> key) {
                 return relay_resolve(c.client(), std::move(name), std::move(key));
               })
+      .action("sendToActor",
+              [](auto& c, std::string name, std::vector<std::string> key, std::string queue,
+                 rivetkit::Value body, bool wait, rivetkit::Value params) {
+                return relay_send(c.client(), std::move(name), std::move(key), std::move(queue),
+                                  std::move(body), wait, std::move(params));
+              })
       .action("destroyActor",
               [](auto& c, std::string name, std::vector<std::string> key) {
                 return relay_destroy(c.client(), std::move(name), std::move(key));
@@ -274,6 +301,120 @@ rivetkit::ActorDefinition relay() {
             .call("callActor", {rivetkit::Value("relay"), rivetkit::to_value(c.key()),
                                 rivetkit::Value("ping"), rivetkit::Value(rivetkit::Array{})});
       });
+}
+
+// Connections between actors (actor-connections.test.mjs). `room` counts the connections whose
+// params say {member: true} (on_connect / on_disconnect) and broadcasts what is said; `watcher`
+// holds one connection to a room, opened with c.client()...connect(), and keeps the events it
+// got in its vars.
+struct RoomState {
+  std::int64_t joined = 0;
+  std::int64_t left = 0;
+};
+RIVETKIT_FIELDS(RoomState, joined, left)
+
+bool is_member(const rivetkit::Value& params) {
+  const rivetkit::Value* member = params.is_object() ? params.find("member") : nullptr;
+  return member != nullptr && member->is_bool() && member->as_bool();
+}
+
+rivetkit::ActorDefinition room() {
+  return rivetkit::actor<RoomState>("room")
+      .on_connect([](auto& c, auto conn) {
+        if (is_member(conn.params())) {
+          c.state().joined += 1;
+        }
+      })
+      .on_disconnect([](auto& c, auto conn) {
+        if (is_member(conn.params())) {
+          c.state().left += 1;
+        }
+      })
+      .action("say",
+              [](auto& c, std::string text) {
+                c.broadcast("said", text);
+                return text;
+              })
+      .action("whisperTo",
+              [](auto& c, std::string text) {
+                c.conn().send("whisper", text);
+                return true;
+              })
+      .action("params", [](auto& c) { return c.conn().params(); })
+      .action("presence", [](auto& c) { return c.state(); })
+      .action("fail", [](auto&) -> std::int64_t {
+        throw rivetkit::UserError("the room says no", "room_says_no",
+                                  rivetkit::Value::object({{"why", "test"}}));
+      });
+}
+
+struct WatcherVars {
+  std::optional<rivetkit::ActorConnection> conn;
+  std::vector<rivetkit::Value> received;
+};
+using WatcherTypes = rivetkit::ActorTypes<rivetkit::Empty, rivetkit::Value, WatcherVars>;
+using WatcherCtx = rivetkit::Context<WatcherTypes>;
+
+rivetkit::Task<std::string> watcher_join(WatcherCtx& c,
+                                         std::string name,
+                                         std::string key,
+                                         rivetkit::Value params) {
+  rivetkit::CreateOptions options;
+  options.params = std::move(params);
+  std::vector<std::string> k{std::move(key)};
+  auto connect_op =
+      c.client().get_or_create(std::move(name), std::move(k), std::move(options)).connect();
+  auto conn = co_await std::move(connect_op);
+  // Listeners run on this actor's strand: they may touch its vars.
+  auto* vars = &c.vars();
+  conn.on("said", [vars](const rivetkit::Array& args) {
+    vars->received.push_back(rivetkit::Value::object({{"said", rivetkit::Value(args)}}));
+  });
+  conn.on("whisper", [vars](const rivetkit::Array& args) {
+    vars->received.push_back(rivetkit::Value::object({{"whisper", rivetkit::Value(args)}}));
+  });
+  c.vars().conn = conn;
+  co_return conn.connection_id();
+}
+
+rivetkit::Task<rivetkit::Value> watcher_call(WatcherCtx& c,
+                                             std::string action,
+                                             rivetkit::Array args) {
+  if (!c.vars().conn) {
+    throw rivetkit::UserError("no connection held", "not_joined");
+  }
+  auto op = c.vars().conn->call(std::move(action), std::move(args));
+  co_return co_await std::move(op);
+}
+
+rivetkit::Task<bool> watcher_leave(WatcherCtx& c) {
+  if (!c.vars().conn) {
+    co_return false;
+  }
+  auto conn = *c.vars().conn;
+  auto op = conn.dispose();
+  co_await std::move(op);
+  co_return conn.closed();
+}
+
+rivetkit::ActorDefinition watcher() {
+  rivetkit::ActorOptions options;
+  options.sleep_timeout = std::chrono::milliseconds(60'000);  // sleeps when the test says
+  return rivetkit::actor<WatcherTypes>("watcher")
+      .options(options)
+      .action("join",
+              [](auto& c, std::string name, std::string key, rivetkit::Value params) {
+                return watcher_join(c, std::move(name), std::move(key), std::move(params));
+              })
+      .action("callThrough",
+              [](auto& c, std::string action, rivetkit::Array args) {
+                return watcher_call(c, std::move(action), std::move(args));
+              })
+      .action("received",
+              [](auto& c) { return rivetkit::Value(rivetkit::Array(c.vars().received)); })
+      .action("holds", [](auto& c) { return c.vars().conn && !c.vars().conn->closed(); })
+      .action("leave", [](auto& c) { return watcher_leave(c); })
+      .action("goToSleep", [](auto& c) { c.sleep(); });
 }
 
 struct LifecycleState {
@@ -502,5 +643,7 @@ int main(int argc, char** argv) {
   registry.add(fixture::observer());
   registry.add(fixture::relay());
   registry.add(fixture::gate());
+  registry.add(fixture::room());
+  registry.add(fixture::watcher());
   return registry.run(argc, argv);
 }

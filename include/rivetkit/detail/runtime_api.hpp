@@ -25,7 +25,18 @@
 
 namespace rivetkit {
 class WebSocket;
-}
+
+/// What a queue send that waited answers (`ActorHandle::send_and_wait`, RivetKit's
+/// `handle.send(name, body, {wait: true})`).
+struct QueueSendResult {
+  /// "completed" (the consumer completed the message, or the actor declares no such queue) or
+  /// "timedOut" (the wait ended first).
+  std::string status;
+  /// The consumer's response; undefined when it gave none.
+  Value response{Undefined{}};
+  bool completed() const { return status == "completed"; }
+};
+}  // namespace rivetkit
 
 namespace rivetkit::detail {
 
@@ -106,6 +117,27 @@ struct ActorQuery {
   Value input{Undefined{}};  // kGetOrCreate, kCreate
 };
 
+class ActorApi;
+
+/// A connection one actor holds to another (actor_connection.hpp). Used from the holding actor's
+/// code (its strand); errors are thrown as ActorError.
+class ActorConnApi {
+ public:
+  virtual ~ActorConnApi() = default;
+  virtual const std::string& actor_id() const = 0;
+  virtual const std::string& connection_id() const = 0;
+  /// Runs action `action` with `args` over the connection.
+  virtual Task<Value> call(std::string action, Array args) = 0;
+  /// Adds a listener of event `event` (subscribing on the first); returns its id for off().
+  virtual std::uint64_t on(std::string event, std::function<void(const Array&)> listener) = 0;
+  /// Removes a listener (unsubscribing with the last of its event).
+  virtual void off(std::uint64_t listener) = 0;
+  /// The connection ended (disposed, closed by the other actor, or its holder stopped).
+  virtual bool closed() const = 0;
+  /// Closes the connection and resumes once it has ended.
+  virtual Task<void> dispose() = 0;
+};
+
 /// The registry's actors as one actor reaches them (client.hpp). Errors are thrown as ActorError.
 /// The tasks hold copies of their arguments; they may be awaited on any actor's strand.
 class ClientApi {
@@ -115,6 +147,20 @@ class ClientApi {
   virtual Task<std::string> resolve(ActorQuery query) = 0;
   /// Runs action `action` with `args` on the actor `query` names, as a connection with `params`.
   virtual Task<Value> call(ActorQuery query, std::string action, Array args, Value params) = 0;
+  /// Sends `body` to queue `queue` of the actor `query` names, as a connection with `params`;
+  /// with `wait`, resumes once a consumer completed it (or `timeout` passed).
+  virtual Task<QueueSendResult> send(ActorQuery query,
+                                     std::string queue,
+                                     Value body,
+                                     bool wait,
+                                     std::optional<std::chrono::milliseconds> timeout,
+                                     Value params) = 0;
+  /// Opens a connection to the actor `query` names, as `params`, held by actor `holder`: its
+  /// event listeners run on the holder's strand, and it closes when the holder stops. Resumes
+  /// once the actor accepted it (its connection hooks ran).
+  virtual Task<std::shared_ptr<ActorConnApi>> connect(ActorQuery query,
+                                                      Value params,
+                                                      ActorApi* holder) = 0;
   /// Destroys the actor `query` names.
   virtual Task<void> destroy(ActorQuery query) = 0;
 };
@@ -148,6 +194,9 @@ class ActorApi {
   virtual bool aborted() const = 0;
   /// Calls `listener` when the abort signal fires (at once, posted, if it has already).
   virtual void on_abort(std::function<void()> listener) = 0;
+  /// on_abort for a listener that belongs to `owner`: it never runs once the owner is gone, and
+  /// is then dropped.
+  virtual void on_abort_owned(std::weak_ptr<void> owner, std::function<void()> listener) = 0;
   /// Resumes once the abort signal has fired.
   virtual Task<void> wait_aborted() = 0;
   /// Waits up to `timeout`; true when the abort signal fired first.

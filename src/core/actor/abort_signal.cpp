@@ -15,12 +15,29 @@ void AbortSignal::add(std::function<void()> listener, std::shared_ptr<void> hold
   if (!listener) {
     return;
   }
+  Listener entry{std::move(listener), false, {}};
   if (!fired_) {
-    listeners_.push_back(std::move(listener));
+    listeners_.push_back(std::move(entry));
     return;
   }
-  boost::asio::post(
-      strand_, [this, hold = std::move(hold), listener = std::move(listener)] { run(listener); });
+  boost::asio::post(strand_,
+                    [this, hold = std::move(hold), entry = std::move(entry)] { run(entry); });
+}
+
+void AbortSignal::add_owned(std::weak_ptr<void> owner,
+                            std::function<void()> listener,
+                            std::shared_ptr<void> hold) {
+  if (!listener) {
+    return;
+  }
+  std::erase_if(listeners_, [](const Listener& l) { return l.owned && l.owner.expired(); });
+  Listener entry{std::move(listener), true, std::move(owner)};
+  if (!fired_) {
+    listeners_.push_back(std::move(entry));
+    return;
+  }
+  boost::asio::post(strand_,
+                    [this, hold = std::move(hold), entry = std::move(entry)] { run(entry); });
 }
 
 void AbortSignal::fire() {
@@ -35,9 +52,12 @@ void AbortSignal::fire() {
   }
 }
 
-void AbortSignal::run(const std::function<void()>& listener) const {
+void AbortSignal::run(const Listener& listener) const {
+  if (listener.owned && listener.owner.expired()) {
+    return;
+  }
   try {
-    listener();
+    listener.run();
   } catch (const std::exception& e) {
     log::warn("abort listener failed actor_id={}: {}", actor_id_, e.what());
   } catch (...) {

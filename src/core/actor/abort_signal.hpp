@@ -26,17 +26,27 @@ class AbortSignal {
 
   /// Adds a listener. Once fired, it runs at once (posted), `hold` kept alive until it has run.
   void add(std::function<void()> listener, std::shared_ptr<void> hold);
+  /// Adds a listener that belongs to `owner`: once the owner is gone it never runs, and it is
+  /// dropped (so an actor that opens and drops many connections keeps no listener per one).
+  void add_owned(std::weak_ptr<void> owner,
+                 std::function<void()> listener,
+                 std::shared_ptr<void> hold);
   /// Fires the signal: every listener runs now, once. Later calls do nothing.
   void fire();
   bool fired() const { return fired_; }
 
  private:
-  void run(const std::function<void()>& listener) const;
+  struct Listener {
+    std::function<void()> run;
+    bool owned = false;
+    std::weak_ptr<void> owner;  // owned: runs only while this lives
+  };
+  void run(const Listener& listener) const;
 
   boost::asio::any_io_executor strand_;
   std::string actor_id_;
   bool fired_ = false;
-  std::vector<std::function<void()>> listeners_;
+  std::vector<Listener> listeners_;
 };
 
 }  // namespace rivetkit::core

@@ -1,9 +1,15 @@
 #include "core/client/actor_client.hpp"
 
 #include "core/actor/stored_value.hpp"
+#include "core/client/outgoing_connection.hpp"
 #include "core/errors.hpp"
 #include "core/ids.hpp"
 #include "core/keys.hpp"
+#include "protocol/compat.hpp"
+#include "protocol/json/json.hpp"
+#include "util/url.hpp"
+
+#include <algorithm>
 
 namespace rivetkit::core {
 
@@ -87,12 +93,38 @@ Task<Value> ActorClient::call(detail::ActorQuery query,
                               std::string action,
                               Array args,
                               Value params) {
+  auto op =
+      run(std::move(query), ActionWork{std::move(action), std::move(args)}, std::move(params));
+  co_return co_await std::move(op);
+}
+
+Task<QueueSendResult> ActorClient::send(detail::ActorQuery query,
+                                        std::string queue,
+                                        Value body,
+                                        bool wait,
+                                        std::optional<std::chrono::milliseconds> timeout,
+                                        Value params) {
+  QueueWork work{std::move(queue), std::move(body), wait, std::nullopt};
+  if (timeout) {
+    work.timeout_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(0, timeout->count()));
+  }
+  auto op = run(std::move(query), std::move(work), std::move(params));
+  Value reply = co_await std::move(op);
+  QueueSendResult result;
+  const Value* status = reply.find("status");
+  result.status = status != nullptr && status->is_string() ? status->as_string() : "completed";
+  if (const Value* response = reply.find("response"); response != nullptr) {
+    result.response = *response;
+  }
+  co_return result;
+}
+
+Task<Value> ActorClient::run(detail::ActorQuery query, ClientWork work, Value params) {
   if (caller_.routes_query(query)) {
     if (!known_name_(query.name)) {
       throw_for_client(unknown_actor_name(query.name));
     }
-    auto op =
-        caller_.call_query(std::move(query), std::move(action), std::move(args), std::move(params));
+    auto op = caller_.call_query(std::move(query), std::move(work), std::move(params));
     auto result = co_await std::move(op);
     if (!result) {
       throw_for_client(result.error());
@@ -108,14 +140,61 @@ Task<Value> ActorClient::call(detail::ActorQuery query,
     if (!id) {
       throw_for_client(id.error());
     }
-    auto call_op = caller_.call(std::move(*id), action, attempt < attempts ? args : std::move(args),
-                                attempt < attempts ? params : std::move(params));
+    const bool last = attempt >= attempts;
+    auto call_op = caller_.call(std::move(*id), last ? std::move(work) : work,
+                                last ? std::move(params) : params);
     auto result = co_await std::move(call_op);
     if (result) {
       co_return std::move(*result);
     }
-    if (attempt >= attempts || !is_not_found(result.error())) {
+    if (last || !is_not_found(result.error())) {
       throw_for_client(result.error());
+    }
+  }
+}
+
+Task<std::shared_ptr<detail::ActorConnApi>> ActorClient::connect(detail::ActorQuery query,
+                                                                 Value params,
+                                                                 detail::ActorApi* holder) {
+  // How long the actor may take to accept: its start and its connection hooks (bounded by its
+  // own timeouts, which answer first).
+  constexpr std::chrono::milliseconds kAcceptLimit{60'000};
+  constexpr auto kEncoding = protocol::client::Encoding::kCbor;
+  std::vector<std::string> protocols{"rivet", "rivet_encoding.cbor"};
+  if (!params.is_null() && !params.is_undefined()) {
+    protocols.push_back("rivet_conn_params."
+                        + util::percent_encode(protocol::json_stringify(
+                            protocol::compat_encode(params, protocol::CompatMode::kJson))));
+  }
+  // As for calls: a get-or-create handle whose actor was destroyed meanwhile creates it anew.
+  const int attempts = query.kind == detail::ActorQuery::Kind::kGetOrCreate ? 2 : 1;
+  for (int attempt = 1;; ++attempt) {
+    auto find_op = find(query);
+    auto id = co_await std::move(find_op);
+    if (!id) {
+      throw_for_client(id.error());
+    }
+    auto socket_op = caller_.open_socket(std::move(*id), "/connect", protocols);
+    auto socket = co_await std::move(socket_op);
+    Result<std::shared_ptr<OutgoingConnection>> opened = fail(Error{});
+    if (socket) {
+      auto open_op = OutgoingConnection::open(std::move(*socket), kEncoding, holder->executor(),
+                                              clock_, kAcceptLimit);
+      opened = co_await std::move(open_op);
+    } else {
+      opened = fail(socket.error());
+    }
+    if (opened) {
+      std::weak_ptr<OutgoingConnection> weak = *opened;
+      holder->on_abort_owned(weak, [weak] {
+        if (auto conn = weak.lock()) {
+          conn->close();  // the holder stops: its listeners have no instance to run on
+        }
+      });
+      co_return std::move(*opened);
+    }
+    if (attempt >= attempts || !is_not_found(opened.error())) {
+      throw_for_client(opened.error());
     }
   }
 }

@@ -29,10 +29,23 @@ class ActorClient final : public detail::ClientApi {
 
   Task<std::string> resolve(detail::ActorQuery query) override;
   Task<Value> call(detail::ActorQuery query, std::string action, Array args, Value params) override;
+  Task<QueueSendResult> send(detail::ActorQuery query,
+                             std::string queue,
+                             Value body,
+                             bool wait,
+                             std::optional<std::chrono::milliseconds> timeout,
+                             Value params) override;
+  /// A connection over the caller's socket (ActionCaller::open_socket) in CBOR, as the official
+  /// client speaks it; closed when the holder stops.
+  Task<std::shared_ptr<detail::ActorConnApi>> connect(detail::ActorQuery query,
+                                                      Value params,
+                                                      detail::ActorApi* holder) override;
   Task<void> destroy(detail::ActorQuery query) override;
 
  private:
   Task<Result<std::string>> find(const detail::ActorQuery& query);
+  /// Runs `work` on the actor `query` names (the handle semantics above); throws its error.
+  Task<Value> run(detail::ActorQuery query, ClientWork work, Value params);
 
   ActorDirectory& directory_;
   ActionCaller& caller_;

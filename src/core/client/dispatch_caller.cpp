@@ -2,6 +2,7 @@
 
 #include "core/errors.hpp"
 #include "core/runtime.hpp"
+#include "net/pipe_websocket.hpp"
 #include "protocol/client/messages.hpp"
 
 namespace rivetkit::core {
@@ -53,15 +54,22 @@ bool over_limit(const Value& v, std::size_t limit, bool as_request) {
 
 }  // namespace
 
-Task<Result<Value>> DispatchCaller::call(std::string actor_id,
-                                         std::string action,
-                                         Array args,
-                                         Value params) {
+Task<Result<Value>> DispatchCaller::call(std::string actor_id, ClientWork work, Value params) {
+  if (auto* a = std::get_if<ActionWork>(&work)) {
+    auto op = action(std::move(actor_id), std::move(*a), std::move(params));
+    co_return co_await std::move(op);
+  }
+  auto op =
+      queue_send(std::move(actor_id), std::get<QueueWork>(std::move(work)), std::move(params));
+  co_return co_await std::move(op);
+}
+
+Task<Result<Value>> DispatchCaller::action(std::string actor_id, ActionWork work, Value params) {
   // The call is not encoded, but its limits are a client's: the arguments as the callee would
   // receive them (max_incoming_message_size), the result as it would send it back
   // (max_outgoing_message_size), measured in the CBOR engine mode sends.
   const auto& config = runtime_.config();
-  Value arg_list(std::move(args));
+  Value arg_list(std::move(work.args));
   if (over_limit(arg_list, config.max_incoming_message_size, true)) {
     co_return fail(incoming_too_long());
   }
@@ -70,8 +78,8 @@ Task<Result<Value>> DispatchCaller::call(std::string actor_id,
   // What the callee's connection hooks see as the request: the action's own route, as the
   // gateway would have given it.
   command.request.method = "POST";
-  command.request.path = "/action/" + action;
-  command.name = std::move(action);
+  command.request.path = "/action/" + work.name;
+  command.name = std::move(work.name);
   command.args = std::move(arg_list.as_array());
   auto op = runtime_.dispatch(std::move(actor_id), std::move(command));
   auto done = co_await std::move(op);
@@ -79,6 +87,60 @@ Task<Result<Value>> DispatchCaller::call(std::string actor_id,
     co_return fail(outgoing_too_long());
   }
   co_return std::move(done.result);
+}
+
+Task<Result<Value>> DispatchCaller::queue_send(std::string actor_id, QueueWork work, Value params) {
+  // As for an action: the body's limit is the request's as engine mode would send it.
+  const auto& config = runtime_.config();
+  if (size_bound(work.body) > config.max_incoming_message_size) {
+    protocol::client::QueueSendRequest request{work.body, work.name, work.wait, work.timeout_ms};
+    if (protocol::client::encode_http_queue_send_request(protocol::client::Encoding::kCbor, request)
+            .size()
+        > config.max_incoming_message_size) {
+      co_return fail(incoming_too_long());
+    }
+  }
+  QueueSendCommand command;
+  command.params = std::move(params);
+  command.request.method = "POST";
+  command.request.path = "/queue/" + work.name;
+  command.name = std::move(work.name);
+  command.body = std::move(work.body);
+  command.wait = work.wait;
+  command.timeout_ms = work.timeout_ms;
+  auto op = runtime_.dispatch(std::move(actor_id), std::move(command));
+  auto done = co_await std::move(op);
+  if (!done.result) {
+    co_return fail(done.result.error());
+  }
+  Value reply = queue_reply(done.result->timed_out, done.result->response);
+  if (done.result->response
+      && over_limit(*done.result->response, config.max_outgoing_message_size, false)) {
+    co_return fail(outgoing_too_long());
+  }
+  co_return reply;
+}
+
+Task<Result<std::shared_ptr<net::WebSocket>>> DispatchCaller::open_socket(
+    std::string actor_id, std::string path, std::vector<std::string> protocols) {
+  // The request the router sees: a WebSocket upgrade of `path`, offering the protocols.
+  net::HttpRequest request;
+  request.method = "GET";
+  request.target = std::move(path);
+  std::string offered;
+  for (const auto& p : protocols) {
+    offered += (offered.empty() ? "" : ", ") + p;
+  }
+  request.headers.push_back(net::Header{"sec-websocket-protocol", std::move(offered)});
+  request.headers.push_back(net::Header{"upgrade", "websocket"});
+  auto [client_end, server_end] = net::make_websocket_pipe(runtime_.executor());
+  auto serve_op = serve_socket_(std::move(actor_id), std::move(request), server_end);
+  auto served = co_await std::move(serve_op);
+  if (!served) {
+    server_end->close(1011, served.error().qualified_code());
+    co_return fail(served.error());
+  }
+  co_return client_end;
 }
 
 }  // namespace rivetkit::core

@@ -13,6 +13,7 @@ namespace rivetkit::protocol::client {
 namespace {
 
 constexpr std::string_view kRequest = "HttpQueueSendRequest";
+constexpr std::string_view kResponse = "HttpQueueSendResponse";
 
 // A JSON number may be written as 5000 or 5000.0; both are the integer the TS client meant.
 Result<std::uint64_t> read_timeout(const Value& v) {
@@ -146,6 +147,87 @@ std::string encode_http_queue_send_response(Encoding e,
   }
   doc.set("status", status);
   return detail::serialize_document(e, doc);
+}
+
+std::string encode_http_queue_send_request(Encoding e, const QueueSendRequest& request) {
+  if (e == Encoding::kBare) {
+    std::string out;
+    bare::Writer w(out);
+    detail::write_version(w);
+    w.data(detail::encode_compat_cbor(request.body));
+    w.optional_tag(request.name.has_value());
+    if (request.name) {
+      w.str(*request.name);
+    }
+    w.optional_tag(true);
+    w.boolean(request.wait);
+    w.optional_tag(request.timeout_ms.has_value());
+    if (request.timeout_ms) {
+      w.u64(*request.timeout_ms);
+    }
+    return out;
+  }
+  Value doc{Object{}};
+  doc.set("body", detail::user_value_out(e, request.body));
+  if (request.name) {
+    doc.set("name", *request.name);
+  }
+  doc.set("wait", request.wait);
+  if (request.timeout_ms) {
+    doc.set("timeout", static_cast<std::int64_t>(*request.timeout_ms));
+  }
+  return detail::serialize_document(e, doc);
+}
+
+Result<QueueSendResponse> decode_http_queue_send_response(Encoding e,
+                                                          std::string_view body,
+                                                          const DecodeLimits& limits) {
+  QueueSendResponse out;
+  if (e == Encoding::kBare) {
+    bare::Reader r(body);
+    if (auto version = detail::read_version(r, kResponse); !version) {
+      return tl::unexpected(version.error());
+    }
+    if (!r.str(out.status)) {
+      return detail::bare_field_error(kResponse, "status");
+    }
+    bool present = false;
+    if (!r.optional_tag(present)) {
+      return detail::bare_field_error(kResponse, "response");
+    }
+    if (present) {
+      std::string data;
+      if (!r.data(data)) {
+        return detail::bare_field_error(kResponse, "response");
+      }
+      auto decoded = detail::decode_compat_cbor(data, limits);
+      if (!decoded) {
+        return tl::unexpected(decoded.error());
+      }
+      out.response = std::move(*decoded);
+    }
+    if (auto end = detail::expect_end(r, kResponse); !end) {
+      return tl::unexpected(end.error());
+    }
+    return out;
+  }
+  auto root = detail::parse_object(e, body, limits, kResponse);
+  if (!root) {
+    return tl::unexpected(root.error());
+  }
+  const Value* status = root->find("status");
+  if (status == nullptr || !status->is_string()) {
+    return fail_decode(std::string(kResponse) + ": `status` must be a string");
+  }
+  out.status = status->as_string();
+  if (const Value* response = root->find("response"); !detail::is_absent(response)) {
+    auto revived = compat_decode(*response);
+    if (!revived) {
+      return tl::unexpected(revived.error());
+    }
+    out.response = std::move(*revived);
+  }
+  return out;
 }
 
 }  // namespace rivetkit::protocol::client

@@ -83,6 +83,13 @@ Result<ToServer> decode_to_server(Encoding e,
 /// ["$BigInt","n"]; CBOR ids/actionIds/generation use the 8-byte integer head.
 std::string encode_to_client(Encoding e, const ToClient& msg);
 
+/// The client's side, for connections one actor opens to another (core/client/): one client
+/// frame as the TS client writes it, and one server frame read back.
+std::string encode_to_server(Encoding e, const ToServer& msg);
+Result<ToClient> decode_to_client(Encoding e,
+                                  std::string_view frame,
+                                  const DecodeLimits& limits = {});
+
 // ---- HTTP /action/{name} ---------------------------------------------------------------------
 
 /// Decodes an HTTP action body into the argument list: JSON/CBOR {"args": x} where an array is the
@@ -114,6 +121,17 @@ Result<QueueSendRequest> decode_http_queue_send(Encoding e,
 std::string encode_http_queue_send_response(Encoding e,
                                             std::string_view status,
                                             const std::optional<Value>& response);
+/// The client's side (actor-to-actor sends through the engine gateway): the request as the TS
+/// client writes it ({body, name, wait, timeout?}; BARE with the body in compat CBOR), and the
+/// answer.
+std::string encode_http_queue_send_request(Encoding e, const QueueSendRequest& request);
+struct QueueSendResponse {
+  std::string status;
+  std::optional<Value> response;
+};
+Result<QueueSendResponse> decode_http_queue_send_response(Encoding e,
+                                                          std::string_view body,
+                                                          const DecodeLimits& limits = {});
 
 // ---- HTTP error body -------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@
 // hops; the callee's user error reaches the client with group, code and metadata; unknown types,
 // missing actors and unknown actions are RivetKit's errors; an actor calls itself and two relays
 // call each other without deadlock; arguments and results over the message limits are refused; a sleeping callee is woken with its state; a destroyed callee
-// is not found and a get-or-create through the relay then makes it anew.
+// is not found and a get-or-create through the relay then makes it anew; queue sends pass the
+// callee's connection hooks and complete.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ActorError, ENCODING, MODE, suiteTimeout, uniqueKey, useServer, waitFor } from "../lib/server.mjs";
@@ -90,6 +91,17 @@ describe(`actor-to-actor calls [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(
 		assert.equal((await relay.callActor("counter", key, "big", [900_000])).length, 900_000);
 		await rejectsWith(relay.callActor("counter", key, "big", [1_100_000]), "message", "outgoing_too_long");
 		assert.equal(await relay.ping(), "pong");
+	}));
+
+	it("queue sends reach the callee through its connection hooks", T, env.wrap(async () => {
+		const relay = env.client.relay.getOrCreate([uniqueKey("relay")]);
+		const key = uniqueKey("guarded");
+		const ok = { token: "ok", user: "relayed" };
+		assert.equal(await relay.sendToActor("guarded", [key], "jobs", { x: 1 }, false, ok), "sent");
+		assert.deepEqual(await relay.sendToActor("guarded", [key], "jobs", [1, "two"], true, ok), { status: "completed" });
+		await rejectsWith(relay.sendToActor("guarded", [key], "jobs", 1, false, { token: "bad" }), "user", "forbidden_token");
+		await rejectsWith(relay.sendToActor("guarded", [key], "jobs", 1, true, { token: "bad" }), "user", "forbidden_token");
+		assert.equal(await env.client.guarded.getOrCreate([key], { params: ok }).whoami(), "relayed", "the callee is unharmed");
 	}));
 
 	it("an actor calls itself, and two actors call each other, without deadlock", T, env.wrap(async () => {

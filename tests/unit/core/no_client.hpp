@@ -10,6 +10,19 @@ class NoClient final : public detail::ClientApi {
  public:
   Task<std::string> resolve(detail::ActorQuery) override { throw unavailable(); }
   Task<Value> call(detail::ActorQuery, std::string, Array, Value) override { throw unavailable(); }
+  Task<QueueSendResult> send(detail::ActorQuery,
+                             std::string,
+                             Value,
+                             bool,
+                             std::optional<std::chrono::milliseconds>,
+                             Value) override {
+    throw unavailable();
+  }
+  Task<std::shared_ptr<detail::ActorConnApi>> connect(detail::ActorQuery,
+                                                      Value,
+                                                      detail::ActorApi*) override {
+    throw unavailable();
+  }
   Task<void> destroy(detail::ActorQuery) override { throw unavailable(); }
 
  private:

@@ -4,7 +4,8 @@
 // the callee reaches the caller with its group, code and metadata; an unknown type, an unknown
 // action and a missing actor are RivetKit's errors; an actor calls itself and two actors call
 // each other without deadlock; a sleeping callee is woken; a destroyed one is not found, and a
-// get-or-create handle then creates it anew.
+// get-or-create handle then creates it anew. Queue sends reach the callee through its connection
+// hooks and complete (the actors here declare no queues).
 
 #include "core/errors.hpp"
 #include "core/ids.hpp"
@@ -97,6 +98,25 @@ Task<Value> destroy_counter(Client client, std::string key) {
   co_return Value(true);
 }
 
+Task<Value> send_to(Client client, std::string name, std::string key, Value body) {
+  std::vector<std::string> k{std::move(key)};
+  auto handle =
+      name == "counter" ? client.get_or_create(name, std::move(k)) : client.get(name, std::move(k));
+  auto op = handle.send("jobs", body);
+  co_await std::move(op);
+  co_return Value("sent");
+}
+
+Task<Value> send_and_wait_to(Client client, std::string key, Value body) {
+  std::vector<std::string> k{std::move(key)};
+  auto op = client.get_or_create("counter", std::move(k))
+                .send_and_wait("jobs", body, std::chrono::milliseconds(5'000));
+  QueueSendResult result = co_await std::move(op);
+  co_return Value::object({{"status", result.status},
+                           {"completed", result.completed()},
+                           {"hasResponse", !result.response.is_undefined()}});
+}
+
 ActorDefinition caller() {
   return actor<>("caller")
       .action("incrementCounter",
@@ -130,6 +150,14 @@ ActorDefinition caller() {
       .action("bigVia",
               [](auto& c, std::string key, std::int64_t n) -> Task<Value> {
                 return capture(c.client().get_or_create("counter", {key}).action("big", n));
+              })
+      .action("sendTo",
+              [](auto& c, std::string name, std::string key, Value body) -> Task<Value> {
+                return capture(send_to(c.client(), std::move(name), std::move(key), body));
+              })
+      .action("sendAndWait",
+              [](auto& c, std::string key, Value body) -> Task<Value> {
+                return capture(send_and_wait_to(c.client(), std::move(key), body));
               })
       .action("ping", [](auto&) { return std::string("pong"); })
       .action("pingSelf",
@@ -292,6 +320,23 @@ TEST_F(ActorClientTest, ADestroyedCalleeIsNotFoundAndGetOrCreateMakesItAnew) {
   EXPECT_EQ(error_of(call(a, "destroyCounter", {Value("doomed")})), "actor.not_found");
   EXPECT_EQ(call(a, "incrementCounter", {Value("doomed")}).as_int(), 1) << "a fresh actor";
   EXPECT_NE(call(a, "resolve", {Value("doomed")}).as_string(), old_id);
+}
+
+TEST_F(ActorClientTest, QueueSendsReachTheCalleeAndComplete) {
+  const auto id = caller_id("q");
+  EXPECT_EQ(call(id, "sendTo", {Value("counter"), Value("q1"), Value::object({{"x", 1}})}),
+            Value("sent"));
+  EXPECT_EQ(call(id, "sendAndWait", {Value("q1"), Value(Array{Value(1), Value("two")})}),
+            Value::object({{"status", "completed"}, {"completed", true}, {"hasResponse", false}}));
+  EXPECT_EQ(call(id, "incrementCounter", {Value("q1")}), Value(1))
+      << "the sends created the callee and changed nothing";
+  EXPECT_EQ(error_of(call(id, "sendTo",
+                          {Value("counter"), Value("q1"), Value(std::string(70'000, 'x'))})),
+            "message.incoming_too_long");
+  EXPECT_EQ(error_of(call(id, "sendTo", {Value("counter"), Value("missing"), Value(1)})), "")
+      << "get-or-create";
+  EXPECT_EQ(error_of(call(id, "sendTo", {Value("caller"), Value("nobody"), Value(1)})),
+            "actor.not_found");
 }
 
 }  // namespace

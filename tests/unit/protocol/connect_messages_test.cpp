@@ -313,5 +313,67 @@ TEST(ToClient, LargeIds) {
   EXPECT_NE(cbor.find("6269641bffffffffffffffff"), std::string::npos);
 }
 
+// ---- the client's side (connections between actors) -------------------------------------------
+
+TEST(ClientSide, RequestsAreWrittenAsTheTsClientWritesThem) {
+  const ToServer action = ActionRequest{0, "increment", {Value(3)}};
+  const ToServer subscribe = SubscriptionRequest{"newCount", true};
+  // §6.8's captured frames.
+  EXPECT_EQ(
+      encode_to_server(Encoding::kJson, action),
+      R"({"body":{"tag":"ActionRequest","val":{"id":["$BigInt","0"],"name":"increment","args":[3]}}})");
+  EXPECT_EQ(
+      encode_to_server(Encoding::kJson, subscribe),
+      R"({"body":{"tag":"SubscriptionRequest","val":{"eventName":"newCount","subscribe":true}}})");
+  EXPECT_EQ(to_hex(encode_to_server(Encoding::kBare, action)),
+            "0400000009696e6372656d656e74028103");
+  EXPECT_EQ(to_hex(encode_to_server(Encoding::kBare, subscribe)), "040001086e6577436f756e7401");
+  // What the server reads back, in every encoding, big ids and compat values included.
+  for (auto e : {Encoding::kJson, Encoding::kCbor, Encoding::kBare}) {
+    const ToServer big_one =
+        ActionRequest{std::numeric_limits<std::uint64_t>::max(),
+                      "a b",
+                      {big("123456789012345678901234567890"), Value(Bytes{1, 2}), Value(nullptr)}};
+    const auto back = action_ok(e, encode_to_server(e, big_one));
+    EXPECT_EQ(back.id, std::numeric_limits<std::uint64_t>::max());
+    EXPECT_EQ(back.name, "a b");
+    EXPECT_EQ(Value(back.args), Value(std::get<ActionRequest>(big_one).args));
+    const auto sub = decode_ok(e, encode_to_server(e, ToServer{SubscriptionRequest{"x", false}}));
+    ASSERT_TRUE(std::holds_alternative<SubscriptionRequest>(sub));
+    EXPECT_EQ(std::get<SubscriptionRequest>(sub).event_name, "x");
+    EXPECT_FALSE(std::get<SubscriptionRequest>(sub).subscribe);
+  }
+}
+
+TEST(ClientSide, EveryServerFrameReadsBackAsWritten) {
+  const std::vector<ToClient> frames = {
+      Init{"actor-1", "conn-1"},
+      ActionResponse{7, Value::object({{"n", big("99999999999999999999")}})},
+      ActionResponse{8, Value(Undefined{})},
+      Event{"newCount", {Value(8), Value("x")}},
+      ErrorMessage{"user", "my_code", "no", Value::object({{"a", 1}}), 3,
+                   ActorSpecifier{"actor-1", 2, std::string("k")}},
+      ErrorMessage{"auth", "forbidden", "closed", std::nullopt, std::nullopt, std::nullopt},
+  };
+  for (auto e : {Encoding::kJson, Encoding::kCbor, Encoding::kBare}) {
+    for (const auto& frame : frames) {
+      const std::string bytes = encode_to_client(e, frame);
+      auto back = decode_to_client(e, bytes);
+      ASSERT_TRUE(back) << encoding_name(e) << ": " << back.error().message;
+      EXPECT_EQ(encode_to_client(e, *back), bytes) << encoding_name(e);
+    }
+  }
+  auto init = decode_to_client(Encoding::kJson, encode_to_client(Encoding::kJson, frames[0]));
+  ASSERT_TRUE(init && std::holds_alternative<Init>(*init));
+  EXPECT_EQ(std::get<Init>(*init).connection_id, "conn-1");
+  auto error = decode_to_client(Encoding::kCbor, encode_to_client(Encoding::kCbor, frames[4]));
+  ASSERT_TRUE(error && std::holds_alternative<ErrorMessage>(*error));
+  EXPECT_EQ(std::get<ErrorMessage>(*error).action_id, 3u);
+  EXPECT_EQ(std::get<ErrorMessage>(*error).metadata, Value::object({{"a", 1}}));
+  EXPECT_FALSE(decode_to_client(Encoding::kJson, R"({"body":{"tag":"Nope","val":{}}})"));
+  EXPECT_FALSE(decode_to_client(Encoding::kBare, from_hex("0400 | 09")));
+  EXPECT_FALSE(decode_to_client(Encoding::kCbor, "\xff"));
+}
+
 }  // namespace
 }  // namespace rivetkit::protocol::client

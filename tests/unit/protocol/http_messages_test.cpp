@@ -203,6 +203,40 @@ TEST(HttpQueue, JsonVectors) {
             R"({"status":"timedOut"})");
 }
 
+TEST(HttpQueue, TheClientSideRoundTripsInEveryEncoding) {
+  // Actor-to-actor sends write requests and read answers: what they write decodes as the server
+  // reads the official client's, and the server's answers decode back.
+  for (auto e : {Encoding::kJson, Encoding::kCbor, Encoding::kBare}) {
+    QueueSendRequest request{Value::object({{"x", 1}, {"big", big("12345678901234567890")}}),
+                             "jobs", true, 5000};
+    const auto decoded = queue_ok(e, encode_http_queue_send_request(e, request));
+    EXPECT_EQ(decoded.body, request.body);
+    EXPECT_EQ(decoded.name, "jobs");
+    EXPECT_TRUE(decoded.wait);
+    EXPECT_EQ(decoded.timeout_ms, 5000u);
+    const auto no_wait =
+        queue_ok(e, encode_http_queue_send_request(e, {Value(1), "jobs", false, std::nullopt}));
+    EXPECT_FALSE(no_wait.wait);
+    EXPECT_EQ(no_wait.timeout_ms, std::nullopt);
+
+    auto answered = decode_http_queue_send_response(
+        e, encode_http_queue_send_response(e, "completed", Value::object({{"got", 1}})));
+    ASSERT_TRUE(answered) << answered.error().message;
+    EXPECT_EQ(answered->status, "completed");
+    EXPECT_EQ(answered->response, Value::object({{"got", 1}}));
+    auto timed_out = decode_http_queue_send_response(
+        e, encode_http_queue_send_response(e, "timedOut", std::nullopt));
+    ASSERT_TRUE(timed_out);
+    EXPECT_EQ(timed_out->status, "timedOut");
+    EXPECT_FALSE(timed_out->response);
+  }
+  EXPECT_EQ(encode_http_queue_send_request(Encoding::kJson, {Value(1), "jobs", false, 250}),
+            R"({"body":1,"name":"jobs","wait":false,"timeout":250})");
+  EXPECT_FALSE(decode_http_queue_send_response(Encoding::kJson, R"({"response":1})"))
+      << "status is required";
+  EXPECT_FALSE(decode_http_queue_send_response(Encoding::kBare, std::string("\x04\x00", 2)));
+}
+
 TEST(HttpQueue, CborVectors) {
   // cbor-x writes an omitted timeout as undefined.
   const auto no_wait = queue_ok(

@@ -4,7 +4,6 @@
 
 #include "protocol/client/messages.hpp"
 #include "test_support.hpp"
-#include "to_client_reader.hpp"
 
 #include <gtest/gtest.h>
 
@@ -73,8 +72,8 @@ TEST_P(TranscriptTest, ClientFramesDecodeAndServerFramesReencodeExactly) {
       EXPECT_TRUE(decoded.has_value()) << decoded.error().message;
       continue;
     }
-    auto msg = test::read_to_client(param.encoding, frame.payload);
-    ASSERT_TRUE(msg.has_value());
+    auto msg = decode_to_client(param.encoding, frame.payload);
+    ASSERT_TRUE(msg.has_value()) << msg.error().message;
     const std::string ours = encode_to_client(param.encoding, *msg);
     if (param.encoding == Encoding::kJson) {
       EXPECT_EQ(ours, frame.payload);
