@@ -315,6 +315,10 @@ class Context {
       return data().state;
     }
   }
+  /// The persisted state, read only: unlike state() on a non-const context it does not mark it
+  /// changed, so a handler that only reads costs no save check (no encode and compare at the end
+  /// of its turn). Same errors as state().
+  const State& read_state() const { return std::as_const(*this).state(); }
   /// Ephemeral per-instance values (rebuilt by create_vars on every start; never persisted).
   Vars& vars() { return data().vars; }
 
@@ -322,6 +326,8 @@ class Context {
   const std::string& name() const { return api_->name(); }
   const std::vector<std::string>& key() const { return api_->key(); }
   std::uint32_t generation() const { return api_->generation(); }
+  /// The region this process runs in (RIVET_REGION; empty when unset), as RivetKit's `c.region`.
+  const std::string& region() const { return api_->driver_context().region; }
 
   /// Sends event `name` with `args` to every connection subscribed to it.
   template <class... A>

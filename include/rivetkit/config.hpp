@@ -52,6 +52,8 @@ struct RegistryConfig {
   std::string namespace_name = "default";
   std::optional<std::string> token;
   std::string pool = "default";
+  /// RIVET_REGION: the region this process runs in, as actors see it (`c.region()`).
+  std::string region;
 
   /// Reads the environment over the defaults.
   static Result<RegistryConfig> from_env();

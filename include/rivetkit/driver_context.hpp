@@ -11,6 +11,8 @@ struct DriverContext {
   std::string mode;
   /// The registry runs in test mode (RegistryConfig::test_mode).
   bool is_test = false;
+  /// The region this process runs in (RegistryConfig::region, RIVET_REGION; empty when unset).
+  std::string region;
 };
 
 }  // namespace rivetkit

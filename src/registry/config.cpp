@@ -106,6 +106,9 @@ Result<RegistryConfig> RegistryConfig::from_env() {
   if (auto v = env("RIVET_POOL")) {
     c.pool = *v;
   }
+  if (auto v = env("RIVET_REGION")) {
+    c.region = *v;
+  }
   return c;
 }
 

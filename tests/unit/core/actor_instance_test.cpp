@@ -139,6 +139,8 @@ ActorDefinition counter_definition(std::shared_ptr<Recorder> rec) {
                 return c.state().count;
               })
       .action("read", [](auto& c) { return std::as_const(c).state().count; })
+      .action("read_state", [](auto& c) { return c.read_state().count; })
+      .action("region", [](auto& c) { return c.region(); })
       // State and KV in one turn.
       .action("increment_kv",
               [](auto& c, std::int64_t n) -> Task<std::int64_t> {
@@ -299,6 +301,20 @@ TEST_F(InstanceTest, ReplyWaitsUntilTheStateChangeIsDurable) {
   ASSERT_TRUE(*reply);
   ASSERT_TRUE(**reply);
   EXPECT_EQ((**reply)->as_int(), 15);
+}
+
+TEST_F(InstanceTest, ReadStateReadsWithoutAWriteAndRegionIsTheRuntimes) {
+  config.driver.region = "eu-central";
+  auto inst = started();
+  auto read = spawn(inst, inst->run_action(nullptr, "read_state", Array{}));
+  settle();
+  ASSERT_TRUE(*read && **read) << "a read-only turn waits for no write";
+  EXPECT_EQ((**read)->as_int(), 10);
+  EXPECT_EQ(store.pending(), 0u);
+  auto region = spawn(inst, inst->run_action(nullptr, "region", Array{}));
+  settle();
+  ASSERT_TRUE(*region && **region);
+  EXPECT_EQ(**region, Value("eu-central"));
 }
 
 TEST_F(InstanceTest, EventsAndResponsesLeaveInOrderAfterTheCommit) {
