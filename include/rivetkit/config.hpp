@@ -55,6 +55,15 @@ struct RegistryConfig {
   /// RIVET_REGION: the region this process runs in, as actors see it (`c.region()`).
   std::string region;
 
+  /// RIVETKIT_RUNTIME_MODE=serverless (or `envoy`, the default): serverless mode. The engine
+  /// starts actors here on demand through `{serverless_base_path}/start` on host:port; endpoint,
+  /// namespace and token (when set) are the engine starts are accepted from.
+  bool serverless = false;
+  /// RIVETKIT_SERVERLESS_BASE_PATH: where serverless mode's routes are.
+  std::string serverless_base_path = "/api/rivet";
+  /// RIVET_PUBLIC_ENDPOINT: the endpoint clients should use, announced in serverless metadata.
+  std::optional<std::string> public_endpoint;
+
   /// Reads the environment over the defaults.
   static Result<RegistryConfig> from_env();
 };

@@ -512,6 +512,24 @@ Task<Result<void>> EnvoyDriver::wake_weak(std::weak_ptr<EnvoyDriver> weak, std::
   co_return co_await std::move(op);
 }
 
+Task<void> EnvoyDriver::wait_stopped(std::string actor_id, std::uint32_t generation) {
+  auto task = [](std::shared_ptr<EnvoyDriver> self, std::string id,
+                 std::uint32_t gen) -> Task<void> {
+    while (true) {
+      auto it = self->actors_.find(id);
+      if (it == self->actors_.end() || it->second.generation != gen) {
+        co_return;
+      }
+      auto changed_op = self->actors_changed_->wait();
+      co_await std::move(changed_op);
+    }
+  };
+  auto op =
+      asio::co_spawn(link_->strand(), task(shared_from_this(), std::move(actor_id), generation),
+                     asio::use_awaitable);
+  co_await std::move(op);
+}
+
 Task<Result<std::unique_ptr<storage::ActorStore>>> EnvoyDriver::storage_for(
     std::string actor_id, std::uint32_t generation) {
   // The create input comes with the engine's start command, kept in the actor's entry (state of

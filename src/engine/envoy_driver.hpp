@@ -55,6 +55,9 @@ class EnvoyDriver final : public core::ActorDriver,
 
   /// Starts the link (connect, reconnect) with this driver as its handler.
   void start();
+  /// Resumes once generation `generation` of `actor_id` no longer runs here (stopped, failed to
+  /// start, or never started). Serverless mode ends a `/start` stream with it.
+  Task<void> wait_stopped(std::string actor_id, std::uint32_t generation);
   /// Graceful stop (§4.6): tells the engine this envoy is stopping, lets it send GOING_AWAY for
   /// every actor and waits until all reported Stopped, then closes the link. Bounded by `limit`;
   /// whatever is left then is put to sleep locally without a report (the engine will consider

@@ -300,6 +300,12 @@ void EnvoyLink::on_init(const envoy::ToEnvoyInit& init) {
             options_.envoy_key, options_.pool);
 }
 
+void EnvoyLink::deliver_commands(envoy::ToEnvoyCommands commands) {
+  asio::post(strand_, [self = shared_from_this(), commands = std::move(commands)] {
+    self->on_commands(commands);
+  });
+}
+
 void EnvoyLink::on_commands(const envoy::ToEnvoyCommands& commands) {
   envoy::ToRivetAckCommands ack;
   std::vector<envoy::CommandWrapper> fresh;

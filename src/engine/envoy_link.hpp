@@ -83,6 +83,10 @@ class EnvoyLink : public std::enable_shared_from_this<EnvoyLink> {
   /// fail.
   void stop();
 
+  /// Commands that came another way than the socket (serverless: the `/start` request's body),
+  /// handled as if the engine had sent them: acknowledged, recorded (so a replay over the socket
+  /// is dropped) and handed to the handler. Thread-safe.
+  void deliver_commands(envoy::ToEnvoyCommands commands);
   /// Sends (or queues until connected) one message. Thread-safe.
   void send(envoy::ToRivet message);
   /// Records an event of (actor, generation) with the next index and sends it. Thread-safe.

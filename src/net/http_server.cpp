@@ -32,11 +32,14 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
@@ -210,13 +213,11 @@ HttpResponse internal_error_response() {
   return res;
 }
 
-/// Builds the wire response. `keep_alive` is in/out: a handler's `connection: close` clears it.
-BeastResponse to_beast_response(HttpResponse in, unsigned version, bool head, bool& keep_alive) {
-  BeastResponse res;
-  res.version(version);
-  const unsigned status = (in.status >= 100 && in.status <= 999) ? in.status : 500;
-  res.result(status);
-  for (auto& h : in.headers) {
+/// The handler's headers on a wire response (framing headers are ours). `keep_alive` is in/out:
+/// a handler's `connection: close` clears it.
+template <class Message>
+void apply_headers(Message& res, Headers& headers, bool& keep_alive) {
+  for (auto& h : headers) {
     const std::string name = lower(h.name);
     if (name == "content-length" || name == "transfer-encoding") {
       continue;  // framing is ours
@@ -233,6 +234,15 @@ BeastResponse to_beast_response(HttpResponse in, unsigned version, bool head, bo
     }
     res.insert(name, h.value);
   }
+}
+
+/// Builds the wire response. `keep_alive` is in/out: a handler's `connection: close` clears it.
+BeastResponse to_beast_response(HttpResponse in, unsigned version, bool head, bool& keep_alive) {
+  BeastResponse res;
+  res.version(version);
+  const unsigned status = (in.status >= 100 && in.status <= 999) ? in.status : 500;
+  res.result(status);
+  apply_headers(res, in.headers, keep_alive);
   const bool no_body = status < 200 || status == 204 || status == 304;
   if (no_body) {
     res.body().clear();
@@ -285,6 +295,80 @@ struct HttpConn {
 }  // namespace detail
 
 using Conn = detail::HttpConn;
+
+namespace {
+
+// A streamed body's writer: each piece is one chunk, written on the connection's strand.
+class ChunkWriter final : public ResponseStream {
+ public:
+  ChunkWriter(std::shared_ptr<Conn> conn, std::chrono::steady_clock::duration timeout)
+      : conn_(std::move(conn)), timeout_(timeout) {}
+
+  Task<bool> write(std::string data) override {
+    auto op = asio::co_spawn(conn_->ex, write_on_strand(std::move(data)), asio::use_awaitable);
+    co_return co_await std::move(op);
+  }
+  bool failed() const { return failed_; }
+
+ private:
+  Task<bool> write_on_strand(std::string data) {
+    if (failed_ || conn_->closing) {
+      failed_ = true;
+      co_return false;
+    }
+    if (data.empty()) {
+      co_return true;  // an empty chunk would end the body
+    }
+    conn_->stream.expires_after(timeout_);
+    auto [ec, n] =
+        co_await asio::async_write(conn_->stream, http::make_chunk(asio::buffer(data)), kTok);
+    if (ec) {
+      failed_ = true;
+    }
+    co_return !failed_;
+  }
+
+  std::shared_ptr<Conn> conn_;
+  std::chrono::steady_clock::duration timeout_;
+  bool failed_ = false;
+};
+
+// Writes a streamed response: the head (chunked), the pieces the handler writes, the last chunk.
+// The connection closes afterwards.
+Task<void> write_streamed(std::shared_ptr<Conn> conn,
+                          HttpResponse response,
+                          unsigned version,
+                          std::chrono::steady_clock::duration timeout) {
+  http::response<http::empty_body> head;
+  head.version(version);
+  head.result(response.status);
+  bool keep_alive = false;
+  apply_headers(head, response.headers, keep_alive);
+  head.chunked(true);
+  head.keep_alive(false);
+  http::response_serializer<http::empty_body> serializer{head};
+  conn->stream.expires_after(timeout);
+  auto [ec, n] = co_await http::async_write_header(conn->stream, serializer, kTok);
+  if (ec) {
+    co_return;
+  }
+  ChunkWriter writer(conn, timeout);
+  try {
+    auto stream_op = response.stream(writer);
+    co_await std::move(stream_op);
+  } catch (const std::exception& e) {
+    log::error("http: response stream failed: {}", e.what());
+  } catch (...) {
+    log::error("http: response stream failed: unknown exception");
+  }
+  if (!writer.failed()) {
+    conn->stream.expires_after(timeout);
+    auto [lec, ln] = co_await asio::async_write(conn->stream, http::make_chunk_last(), kTok);
+    (void)lec;
+  }
+}
+
+}  // namespace
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   Impl(asio::io_context& io_context, HttpServerConfig cfg, HttpHandlers hs)
@@ -585,6 +669,15 @@ Task<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket soc
     conn->busy = true;
     auto handler = run_handler(self, std::move(request));
     HttpResponse response = co_await std::move(handler);
+    if (response.stream && !head && response.status >= 200 && response.status <= 299
+        && !conn->closing) {
+      auto stream_op = write_streamed(conn, std::move(response), version, config.idle_timeout);
+      co_await std::move(stream_op);
+      conn->busy = false;
+      beast::error_code sec;
+      conn->stream.socket().shutdown(tcp::socket::shutdown_send, sec);
+      break;
+    }
     keep_alive = keep_alive && !conn->closing;
     BeastResponse res = to_beast_response(std::move(response), version, head, keep_alive);
 

@@ -2,7 +2,10 @@
 // Plain HTTP request/response values exchanged between the transport (this module) and the
 // layers above. No Beast types leak out of src/net (cpp-guide §2.1).
 
+#include <rivetkit/task.hpp>
+
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,10 +34,22 @@ struct HttpRequest {
   }
 };
 
+/// The body of a streamed response, written piece by piece (e.g. server-sent events).
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  /// Sends `data` now; false once the client is gone (or the server closes), after which
+  /// nothing more is sent.
+  virtual Task<bool> write(std::string data) = 0;
+};
+
 struct HttpResponse {
   unsigned status = 200;
   Headers headers;
   std::string body;
+  /// Set: the body is streamed instead (chunked, then the connection closes); `body` is
+  /// ignored. The server writes the head, then runs this until it returns.
+  std::function<Task<void>(ResponseStream&)> stream;
 
   void set_header(std::string name, std::string value);
 };

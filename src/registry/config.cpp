@@ -109,6 +109,18 @@ Result<RegistryConfig> RegistryConfig::from_env() {
   if (auto v = env("RIVET_REGION")) {
     c.region = *v;
   }
+  if (auto v = env("RIVETKIT_RUNTIME_MODE")) {
+    if (*v == "serverless") {
+      c.serverless = true;
+    } else if (*v != "envoy") {
+      return fail(Error{"config", "invalid_value",
+                        "RIVETKIT_RUNTIME_MODE must be envoy or serverless", std::nullopt, true});
+    }
+  }
+  if (auto v = env("RIVETKIT_SERVERLESS_BASE_PATH")) {
+    c.serverless_base_path = *v;
+  }
+  c.public_endpoint = env("RIVET_PUBLIC_ENDPOINT");
   return c;
 }
 

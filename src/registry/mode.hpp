@@ -36,5 +36,7 @@ class Mode {
 Result<std::unique_ptr<Mode>> local_mode(boost::asio::io_context& io, const RegistryConfig& config);
 /// Engine mode (config.endpoint is set).
 std::unique_ptr<Mode> engine_mode(boost::asio::io_context& io, const RegistryConfig& config);
+/// Serverless mode (config.serverless): the engine starts actors here through `/start`.
+std::unique_ptr<Mode> serverless_mode(boost::asio::io_context& io, const RegistryConfig& config);
 
 }  // namespace rivetkit::registry

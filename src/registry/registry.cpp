@@ -78,7 +78,9 @@ Result<void> Registry::start(RegistryConfig config) {
   }
   impl_->config = config;
   impl_->io = std::make_unique<asio::io_context>();
-  if (config.endpoint) {
+  if (config.serverless) {
+    impl_->mode = registry::serverless_mode(*impl_->io, config);
+  } else if (config.endpoint) {
     impl_->mode = registry::engine_mode(*impl_->io, config);
   } else {
     auto local = registry::local_mode(*impl_->io, config);
@@ -161,7 +163,10 @@ int Registry::run(int argc, char** argv) {
     return 1;
   }
   // Printed whatever the log level: scripts and tests wait for this line.
-  if (config.endpoint) {
+  if (config.serverless) {
+    std::printf("listening on http://%s:%u%s (serverless)\n", config.host.c_str(),
+                static_cast<unsigned>(port()), config.serverless_base_path.c_str());
+  } else if (config.endpoint) {
     std::printf("envoy connected to %s\n", config.endpoint->c_str());
   } else {
     std::printf("listening on http://%s:%u\n", config.host.c_str(), static_cast<unsigned>(port()));

@@ -347,10 +347,35 @@ export async function startEngine({ tcpNodelay = true, dataDir, host = "127.0.0.
  * GET /datacenters, then PUT /runner-configs/{pool} with every datacenter as a normal pool.
  * Retries (attempts x delayMs) on network errors, 404/429/5xx and bodies with code "not_found".
  */
+/**
+ * Creates (or replaces) a serverless pool: the engine starts actors of `pool` by opening
+ * `POST {url}/start` (envoy-protocol.md §5), after polling `{url}/metadata`. Retries while the
+ * engine comes up, as ensurePool.
+ */
+export async function ensureServerlessPool(endpoint, pool, url, { requestLifespan = 300, drainGrace = 5, ...rest } = {}) {
+	return ensurePool(endpoint, pool, {
+		...rest,
+		datacenterConfig: {
+			serverless: {
+				url,
+				headers: {},
+				request_lifespan: requestLifespan,
+				drain_grace_period: drainGrace,
+				metadata_poll_interval: 1000,
+				max_runners: 100000,
+				min_runners: 0,
+				runners_margin: 0,
+				slots_per_runner: 1,
+			},
+			drain_on_version_upgrade: true,
+		},
+	});
+}
+
 export async function ensurePool(
 	endpoint,
 	pool = "default",
-	{ namespace = "default", token = "dev", attempts = 60, delayMs = 500 } = {},
+	{ namespace = "default", token = "dev", attempts = 60, delayMs = 500, datacenterConfig = { normal: {}, drain_on_version_upgrade: true } } = {},
 ) {
 	const base = endpoint.replace(/\/+$/, "");
 	const ns = encodeURIComponent(namespace);
@@ -380,7 +405,7 @@ export async function ensurePool(
 			const names = (dcs?.datacenters ?? []).map((d) => d.name).filter(Boolean);
 			if (names.length === 0) throw Object.assign(new Error("GET /datacenters: no datacenter yet"), { retry: true });
 			const datacenters = Object.fromEntries(
-				names.map((name) => [name, { normal: {}, drain_on_version_upgrade: true }]),
+				names.map((name) => [name, datacenterConfig]),
 			);
 			return await call("PUT", `/runner-configs/${encodeURIComponent(pool)}?namespace=${ns}`, { datacenters });
 		} catch (err) {

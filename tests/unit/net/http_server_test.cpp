@@ -551,6 +551,35 @@ class NetServerTest : public ::testing::Test {
     } else if (req.target == "/close") {
       res.set_header("connection", "close");
       res.body = "bye";
+    } else if (req.target == "/stream") {
+      res.set_header("content-type", "text/event-stream");
+      res.set_header("content-length", "999");  // framing is the server's
+      res.stream = [](net::ResponseStream& out) -> Task<void> {
+        auto a = out.write("a");
+        co_await std::move(a);
+        auto empty = out.write("");  // not a last chunk
+        co_await std::move(empty);
+        auto b = out.write("bb");
+        co_await std::move(b);
+      };
+    } else if (req.target == "/stream-until-gone") {
+      // Writes until the client is gone (as an SSE ping loop does), then says so.
+      res.stream = [this](net::ResponseStream& out) -> Task<void> {
+        auto ex = co_await asio::this_coro::executor;
+        for (;;) {
+          auto write_op = out.write("ping\n");
+          if (!co_await std::move(write_op)) {
+            break;
+          }
+          asio::steady_timer pause(ex, std::chrono::milliseconds(5));
+          co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+        }
+        {
+          std::lock_guard lock(mu_);
+          stream_ended_ = true;
+        }
+        cv_.notify_all();
+      };
     } else if (req.target == "/slow") {
       auto ex = co_await asio::this_coro::executor;
       auto timer = std::make_shared<asio::steady_timer>(ex, std::chrono::hours(1));
@@ -655,6 +684,7 @@ class NetServerTest : public ::testing::Test {
   std::vector<net::WsCloseInfo> ws_closes_;
   bool slow_started_ = false;
   bool slow_finished_ = false;
+  bool stream_ended_ = false;
   std::shared_ptr<asio::steady_timer> slow_timer_;
   asio::any_io_executor slow_ex_;
 };
@@ -819,6 +849,35 @@ TEST_F(NetServerTest, NoContentResponseHasNoBody) {
   r = read_response(c);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->body, "after");
+}
+
+TEST_F(NetServerTest, AStreamedResponseIsChunkedThenTheConnectionCloses) {
+  start();
+  RawClient c(port_);
+  ASSERT_TRUE(c.send_all(get_request("/stream")));
+  auto r = read_head(c);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->header("transfer-encoding"), "chunked");
+  EXPECT_FALSE(r->header("content-length").has_value());
+  EXPECT_EQ(r->header("content-type"), "text/event-stream");
+  auto rest = c.read_to_eof();
+  ASSERT_TRUE(rest.has_value());
+  EXPECT_EQ(*rest, "1\r\na\r\n2\r\nbb\r\n0\r\n\r\n");
+  expect_server_ok();
+}
+
+TEST_F(NetServerTest, AStreamEndsWhenItsClientIsGone) {
+  start();
+  {
+    RawClient c(port_);
+    ASSERT_TRUE(c.send_all(get_request("/stream-until-gone")));
+    ASSERT_TRUE(read_head(c).has_value());
+    ASSERT_TRUE(c.read_until("ping\n").has_value());
+    c.abort();
+  }
+  ASSERT_TRUE(wait_flag(stream_ended_));
+  expect_server_ok();
 }
 
 TEST_F(NetServerTest, RemoteAddressIsThePeerIp) {

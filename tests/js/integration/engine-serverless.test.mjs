@@ -1,0 +1,140 @@
+// Serverless mode (RIVETKIT_RUNTIME_MODE=serverless, src/serverless/) against the real
+// rivet-engine 2.3.19, in every encoding: the fixture server listens on a loopback port and the
+// engine is given a serverless pool whose URL is the server's /api/rivet. The engine polls the
+// metadata, then opens one POST /start per actor allocation; the official client, on the engine's
+// endpoint with that pool, reaches the actors as in engine mode. Checked: the framework routes
+// (banner, health, metadata), actions and connections with events on actors the engine started
+// through /start, an actor that sleeps and is started again by a new /start with its state, and
+// bad /start requests answered with RivetKit's errors while the process keeps serving.
+import { describe, it, before, after } from "node:test";
+import assert from "node:assert/strict";
+import {
+	ENCODING,
+	createClient,
+	disposeClient,
+	startServer,
+	suiteTimeout,
+	uniqueKey,
+	waitFor,
+	withTimeout,
+} from "../lib/server.mjs";
+import { ensureServerlessPool } from "../lib/engine.mjs";
+import { suiteEngine, attachEngineOutput } from "../lib/engine-suite.mjs";
+
+const T = { timeout: 120_000 };
+const POOL = "serverless";
+
+describe(`serverless mode [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, () => {
+	let engine;
+	let server;
+	let client;
+	const base = () => `${server.endpoint}/api/rivet`;
+	const wrap = (fn) => async () => {
+		try {
+			await fn();
+		} catch (err) {
+			throw attachEngineOutput(err, { servers: server ? [{ name: "serverless", server }] : [], engine });
+		}
+	};
+
+	before(async () => {
+		engine = await suiteEngine();
+		server = await startServer({
+			env: {
+				RIVET_ENDPOINT: engine.endpoint,
+				RIVETKIT_ENGINE_SPAWN: "never",
+				RIVETKIT_RUNTIME_MODE: "serverless",
+			},
+		});
+		await ensureServerlessPool(engine.endpoint, POOL, base());
+		client = createClient({ endpoint: engine.endpoint, poolName: POOL });
+	});
+
+	after(async () => {
+		if (client) await disposeClient(client);
+		if (server) await server.dispose();
+	});
+
+	it("serves the banner, its health and the metadata the engine polls", T, wrap(async () => {
+		const banner = await fetch(base());
+		assert.equal(banner.status, 200);
+		assert.match(await banner.text(), /RivetKit server/);
+		const health = await fetch(`${base()}/health`);
+		assert.equal(health.status, 200);
+		assert.deepEqual(await health.json(), { runtime: "rivetkit", status: "ok", version: "2.3.19" });
+		const metadata = await (await fetch(`${base()}/metadata`)).json();
+		assert.equal(metadata.runtime, "rivetkit");
+		assert.equal(metadata.version, "2.3.19");
+		assert.equal(metadata.envoyProtocolVersion, 8);
+		assert.deepEqual(metadata.envoy, { kind: { serverless: {} }, version: 1 });
+		assert.deepEqual(metadata.actorNames.counter, { metadata: {} });
+		assert.equal((await fetch(`${base()}/nothing`)).status, 404);
+	}));
+
+	it("an actor the engine starts through /start answers actions", T, wrap(async () => {
+		const counter = client.counter.getOrCreate([uniqueKey("sl")]);
+		assert.equal(await withTimeout(counter.increment(2), 90_000, "the first action"), 2);
+		assert.equal(await counter.increment(3), 5);
+		assert.equal(await counter.getCount(), 5);
+		const metrics = await (await fetch(`${base()}/metrics`)).text();
+		assert.match(metrics, /^rivetkit_serverless_starts_total [1-9]/m, "started through /start");
+		assert.match(metrics, /^rivetkit_actors [1-9]/m, "running here");
+	}));
+
+	it("connections get their events", T, wrap(async () => {
+		const handle = client.counter.getOrCreate([uniqueKey("sl-conn")]);
+		const conn = handle.connect();
+		try {
+			const got = new Promise((resolve) => conn.on("newCount", (n) => resolve(n)));
+			assert.equal(await withTimeout(conn.increment(7), 90_000, "the action over the connection"), 7);
+			assert.equal(await withTimeout(got, 15_000, "the event"), 7);
+		} finally {
+			await withTimeout(conn.dispose(), 15_000, "dispose");
+		}
+	}));
+
+	it("an actor that slept is started again by a new /start, with its state", T, wrap(async () => {
+		const sleepy = client.sleepy.getOrCreate([uniqueKey("sl-sleep")]);
+		assert.equal(await withTimeout(sleepy.increment(4), 90_000, "the first action"), 4);
+		const first = await sleepy.getLifecycle();
+		// It sleeps after 1 s idle: the generation ends, its /start stream ends with `stopping`.
+		await waitFor(
+			async () => {
+				const now = await sleepy.getLifecycle();
+				return now.sleeps > first.sleeps;
+			},
+			{ timeout: 60_000, interval: 1_500, what: "the actor to sleep and wake" },
+		);
+		const after = await sleepy.getLifecycle();
+		assert.equal(after.count, 4, "the state survived the sleep");
+		assert.ok(after.wakes > first.wakes, "woken by a new start");
+		assert.ok(after.generation > first.generation, "a new generation");
+	}));
+
+	it("bad /start requests get RivetKit's errors and the process keeps serving", T, wrap(async () => {
+		const start = (headers, body = "") =>
+			fetch(`${base()}/start`, { method: "POST", headers, body });
+		const none = await start({});
+		assert.equal(none.status, 400);
+		assert.equal((await none.json()).code, "invalid");
+		const good = {
+			"x-rivet-endpoint": `${engine.endpoint}/`,
+			"x-rivet-pool-name": POOL,
+			"x-rivet-namespace-name": "default",
+		};
+		const elsewhere = await start({ ...good, "x-rivet-endpoint": "http://10.255.255.1:6420" });
+		assert.equal(elsewhere.status, 400);
+		assert.equal((await elsewhere.json()).code, "endpoint_mismatch");
+		const namespace = await start({ ...good, "x-rivet-namespace-name": "other" });
+		assert.equal(namespace.status, 400);
+		assert.equal((await namespace.json()).code, "namespace_mismatch");
+		const garbage = await start(good, "not a start command");
+		assert.equal(garbage.status, 400);
+		assert.equal((await garbage.json()).group, "request");
+		const big = await start(good, "x".repeat((1 << 20) + 1));
+		assert.equal(big.status, 413);
+		assert.equal((await big.json()).code, "incoming_too_long");
+		assert.equal((await fetch(`${base()}/health`)).status, 200);
+		assert.equal(await client.counter.getOrCreate([uniqueKey("sl-after")]).increment(1), 1);
+	}));
+});
