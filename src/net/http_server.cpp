@@ -441,6 +441,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                                     BeastRequest req);
   static Task<HttpResponse> run_handler(std::shared_ptr<Impl> self, HttpRequest req);
   static Task<void> fail_and_close(std::shared_ptr<Conn> conn, unsigned status, unsigned version);
+  /// Writes `res`, then closes with a lingering close (the request's body may be unread).
+  static Task<void> answer_and_close(std::shared_ptr<Conn> conn, BeastResponse res);
 };
 
 Task<void> HttpServer::Impl::accept_loop(std::shared_ptr<Impl> self) {
@@ -513,6 +515,12 @@ Task<void> HttpServer::Impl::fail_and_close(std::shared_ptr<Conn> conn,
   res.body() = std::string(http::obsolete_reason(static_cast<http::status>(status)));
   res.content_length(res.body().size());
   res.keep_alive(false);
+  auto op = answer_and_close(std::move(conn), std::move(res));
+  co_await std::move(op);
+}
+
+Task<void> HttpServer::Impl::answer_and_close(std::shared_ptr<Conn> conn, BeastResponse res) {
+  res.keep_alive(false);
   conn->stream.expires_after(kErrorWriteTimeout);
   auto [ec, n] = co_await http::async_write(conn->stream, res, kTok);
   if (ec) {
@@ -582,6 +590,24 @@ Task<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket soc
         co_await std::move(op);
       }
       break;
+    }
+
+    // An answer the handler gives from the head alone (before any limit): the body is never read.
+    if (self->handlers.answer_head && !parser.is_done() && !conn->closing) {
+      std::optional<HttpResponse> early;
+      try {
+        early = self->handlers.answer_head(to_request(parser.get(), conn->remote));
+      } catch (const std::exception& e) {
+        log::error("http: answer_head failed: {}", e.what());
+        early = internal_error_response();
+      }
+      if (early) {
+        bool keep_alive = false;
+        auto op = answer_and_close(
+            conn, to_beast_response(std::move(*early), parser.get().version(), false, keep_alive));
+        co_await std::move(op);
+        break;
+      }
     }
 
     // The route's own limit, known from the target: checked against a declared length before

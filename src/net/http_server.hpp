@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,11 @@ struct HttpHandlers {
   /// (nullptr: max_body_bytes; never more than that). A declared Content-Length above it is
   /// refused with 413 at once; a chunked body as soon as it passes it.
   std::function<std::size_t(std::string_view target)> body_limit;
+  /// An answer decided from the request's head alone, before any of its body is read (e.g. a
+  /// request whose headers are refused); nullopt: read the body and call on_http. The connection
+  /// closes after such an answer. Called only for requests with a body within max_body_bytes
+  /// (beyond it the server answers 413 itself), before body_limit.
+  std::function<std::optional<HttpResponse>(const HttpRequest& head)> answer_head;
   /// Decides the 101 response for an upgrade request (called before the handshake completes).
   std::function<WsAccept(const HttpRequest&)> accept_websocket;
   /// Serves an accepted socket.

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <vector>
 
 namespace rivetkit::serverless {
@@ -166,6 +167,10 @@ struct ServerlessServer::Impl : std::enable_shared_from_this<ServerlessServer::I
   std::unique_ptr<net::HttpServer> http;
 
   Task<net::HttpResponse> on_http(net::HttpRequest req);
+  /// The refusal of a start decided from its head (stopping, headers, declared size), if any;
+  /// else its headers go to `headers`.
+  std::optional<net::HttpResponse> refuse_start(const net::HttpRequest& head,
+                                                std::optional<StartHeaders>* headers = nullptr);
   Task<net::HttpResponse> start(net::HttpRequest req);
   Task<net::HttpResponse> health();
   static Task<Result<Envoy>> ensure_envoy(std::shared_ptr<Impl> self, StartHeaders headers);
@@ -284,24 +289,40 @@ Task<Result<Envoy>> ServerlessServer::Impl::ensure_envoy(std::shared_ptr<Impl> s
   co_return Envoy{std::move(link), std::move(driver)};
 }
 
-Task<net::HttpResponse> ServerlessServer::Impl::start(net::HttpRequest req) {
+std::optional<net::HttpResponse> ServerlessServer::Impl::refuse_start(
+    const net::HttpRequest& head, std::optional<StartHeaders>* headers) {
   if (stopping) {
-    co_return error_response(
+    return error_response(
         Error{"registry", "shut_down", "Registry is shut down; no new requests can be accepted.",
               std::nullopt, true},
         503);
   }
-  auto headers = parse_start_headers(req.headers, options.expected);
-  if (!headers) {
-    co_return error_response(headers.error(), start_error_status(headers.error()));
+  auto parsed = parse_start_headers(head.headers, options.expected);
+  if (!parsed) {
+    return error_response(parsed.error(), start_error_status(parsed.error()));
   }
-  if (req.body.size() > options.max_start_payload) {
+  std::size_t size = head.body.size();
+  if (auto length = head.header("content-length")) {
+    size = std::max<std::size_t>(size, std::strtoull(std::string(*length).c_str(), nullptr, 10));
+  }
+  if (size > options.max_start_payload) {
     const Error too_long{
         "message", "incoming_too_long",
         "Incoming message too long. Exceeded limit of " + std::to_string(options.max_start_payload)
             + " bytes.",
         Value::object({{"limit", static_cast<std::int64_t>(options.max_start_payload)}}), true};
-    co_return error_response(too_long, 413);
+    return error_response(too_long, 413);
+  }
+  if (headers != nullptr) {
+    *headers = std::move(*parsed);
+  }
+  return std::nullopt;
+}
+
+Task<net::HttpResponse> ServerlessServer::Impl::start(net::HttpRequest req) {
+  std::optional<StartHeaders> headers;
+  if (auto refused = refuse_start(req, &headers)) {
+    co_return std::move(*refused);
   }
   auto command = parse_start_body(req.body);
   if (!command) {
@@ -359,6 +380,18 @@ Result<std::uint16_t> ServerlessServer::listen(const std::string& host, std::uin
     }
     auto op = self->on_http(std::move(req));
     co_return co_await std::move(op);
+  };
+  // A start is refused from its head (headers, declared size) before its body is read.
+  handlers.answer_head = [weak](const net::HttpRequest& head) -> std::optional<net::HttpResponse> {
+    auto self = weak.lock();
+    if (!self) {
+      return std::nullopt;
+    }
+    auto route = route_under(self->base, head.target);
+    if (!route || *route != "/start") {
+      return std::nullopt;
+    }
+    return self->refuse_start(head);
   };
   net::HttpServerConfig config;
   // A start body over the limit gets RivetKit's 413 from the handler; far larger ones the

@@ -4,8 +4,11 @@
 // metadata, then opens one POST /start per actor allocation; the official client, on the engine's
 // endpoint with that pool, reaches the actors as in engine mode. Checked: the framework routes
 // (banner, health, metadata), actions and connections with events on actors the engine started
-// through /start, an actor that sleeps and is started again by a new /start with its state, and
-// bad /start requests answered with RivetKit's errors while the process keeps serving.
+// through /start, a process killed mid-stream (the engine starts its actor again, nothing
+// acknowledged lost), an actor that sleeps and is started again by a new /start with its state, and
+// bad /start requests answered with RivetKit's errors while the process keeps serving; and, on a
+// pool whose requests live 10 s, the engine's GOING_AWAY at the end of a request's lifespan: the
+// actor stops, its stream ends, and the next call starts it again through a new /start.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -19,7 +22,7 @@ import {
 	withTimeout,
 } from "../lib/server.mjs";
 import { ensureServerlessPool } from "../lib/engine.mjs";
-import { suiteEngine, attachEngineOutput } from "../lib/engine-suite.mjs";
+import { suiteEngine, attachEngineOutput, eventually } from "../lib/engine-suite.mjs";
 
 const T = { timeout: 120_000 };
 const POOL = "serverless";
@@ -111,6 +114,21 @@ describe(`serverless mode [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, ()
 		assert.ok(after.generation > first.generation, "a new generation");
 	}));
 
+	it("a process killed mid-stream: the engine starts the actor again, nothing acknowledged lost", T, wrap(async () => {
+		const counter = client.counter.getOrCreate([uniqueKey("sl-kill")]);
+		assert.equal(await withTimeout(counter.increment(3), 90_000, "the first action"), 3);
+		// SIGKILL: its /start streams end without `stopping`, so the engine treats the actor as
+		// lost and starts it again through a new /start (here: the same URL, a new process).
+		await server.restart({ hard: true, samePort: true });
+		const count = await eventually(() => counter.getCount(), {
+			accept: (n) => n === 3,
+			timeout: 90_000,
+			what: "the actor started again with its state",
+		});
+		assert.equal(count, 3);
+		assert.equal(await counter.increment(1), 4);
+	}));
+
 	it("bad /start requests get RivetKit's errors and the process keeps serving", T, wrap(async () => {
 		const start = (headers, body = "") =>
 			fetch(`${base()}/start`, { method: "POST", headers, body });
@@ -131,10 +149,74 @@ describe(`serverless mode [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, ()
 		const garbage = await start(good, "not a start command");
 		assert.equal(garbage.status, 400);
 		assert.equal((await garbage.json()).group, "request");
+		// A well-formed start (envoy-protocol.md §5's layout) of an actor type nobody registered.
+		const id = "0123456789abcdefghijklmnopqrst";
+		const unknown = Buffer.concat([
+			Buffer.from("08000101", "hex"),
+			Buffer.from([id.length]),
+			Buffer.from(id),
+			Buffer.from("01000000" + "0000000000000000" + "00", "hex"),
+			Buffer.from([4]),
+			Buffer.from("nope"),
+			Buffer.from("00" + "2e145c36a2010000" + "000000", "hex"),
+		]);
+		const nobody = await start(good, unknown);
+		assert.equal(nobody.status, 400);
+		assert.equal((await nobody.json()).code, "unknown_name");
 		const big = await start(good, "x".repeat((1 << 20) + 1));
 		assert.equal(big.status, 413);
 		assert.equal((await big.json()).code, "incoming_too_long");
 		assert.equal((await fetch(`${base()}/health`)).status, 200);
 		assert.equal(await client.counter.getOrCreate([uniqueKey("sl-after")]).increment(1), 1);
 	}));
+});
+
+describe(`serverless mode, request lifespan [${ENCODING}]`, { timeout: suiteTimeout(300_000) }, () => {
+	const LIFESPAN_POOL = "serverless-lifespan";
+	let engine;
+	let server;
+	let client;
+	const base = () => `${server.endpoint}/api/rivet`;
+	const starts = async () => {
+		const text = await (await fetch(`${base()}/metrics`)).text();
+		return Number(/^rivetkit_serverless_starts_total (\d+)/m.exec(text)?.[1] ?? NaN);
+	};
+
+	before(async () => {
+		engine = await suiteEngine();
+		server = await startServer({
+			env: {
+				RIVET_ENDPOINT: engine.endpoint,
+				RIVETKIT_ENGINE_SPAWN: "never",
+				RIVETKIT_RUNTIME_MODE: "serverless",
+			},
+		});
+		await ensureServerlessPool(engine.endpoint, LIFESPAN_POOL, base(), { requestLifespan: 10, drainGrace: 3 });
+		client = createClient({ endpoint: engine.endpoint, poolName: LIFESPAN_POOL });
+	});
+
+	after(async () => {
+		if (client) await disposeClient(client);
+		if (server) await server.dispose();
+	});
+
+	it("at the end of its request's lifespan the actor moves to a new start, with its state", T, async () => {
+		try {
+			const counter = client.counter.getOrCreate([uniqueKey("sl-lifespan")]);
+			assert.equal(await withTimeout(counter.increment(5), 90_000, "the first action"), 5);
+			const first = await starts();
+			assert.ok(first >= 1);
+			// Calls keep it awake; the lifespan (10 s, GOING_AWAY 3 s before) ends its generation.
+			await waitFor(
+				async () => {
+					assert.equal(await counter.getCount(), 5, "the state moves with it");
+					return (await starts()) > first;
+				},
+				{ timeout: 60_000, interval: 1_000, what: "a new /start after the lifespan" },
+			);
+			assert.equal(await counter.increment(1), 6);
+		} catch (err) {
+			throw attachEngineOutput(err, { servers: server ? [{ name: "serverless", server }] : [], engine });
+		}
+	});
 });

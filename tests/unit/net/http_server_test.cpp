@@ -470,6 +470,16 @@ class NetServerTest : public ::testing::Test {
     handlers.accept_websocket = [this](const net::HttpRequest& req) {
       return accept_ws(req);
     };
+    // Refused from the head: the body is never read (nor on_http called).
+    handlers.answer_head = [](const net::HttpRequest& head) -> std::optional<net::HttpResponse> {
+      if (head.target != "/refuse-early") {
+        return std::nullopt;
+      }
+      net::HttpResponse res;
+      res.status = 403;
+      res.body = "refused: " + std::string(head.header("x-why").value_or(""));
+      return res;
+    };
     handlers.on_websocket = [this](net::HttpRequest req, std::shared_ptr<net::WebSocket> ws) {
       return on_websocket(std::move(req), std::move(ws));
     };
@@ -551,6 +561,8 @@ class NetServerTest : public ::testing::Test {
     } else if (req.target == "/close") {
       res.set_header("connection", "close");
       res.body = "bye";
+    } else if (req.target == "/refuse-early") {
+      res.body = "the body was read";  // never: answer_head refuses it first
     } else if (req.target == "/stream") {
       res.set_header("content-type", "text/event-stream");
       res.set_header("content-length", "999");  // framing is the server's
@@ -849,6 +861,27 @@ TEST_F(NetServerTest, NoContentResponseHasNoBody) {
   r = read_response(c);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->body, "after");
+}
+
+TEST_F(NetServerTest, AnAnswerFromTheHeadNeedsNoBody) {
+  start();
+  RawClient c(port_);
+  // A declared body of which nothing is sent: the answer comes anyway.
+  ASSERT_TRUE(
+      c.send_all("POST /refuse-early HTTP/1.1\r\nHost: x\r\nx-why: headers\r\n"
+                 "Content-Length: 50000\r\n\r\n"));
+  auto r = read_response(c);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 403);
+  EXPECT_EQ(r->body, "refused: headers");
+  EXPECT_TRUE(c.wait_eof()) << "the connection closes: its body was not read";
+  // A request without a body is the handler's as usual.
+  RawClient d(port_);
+  ASSERT_TRUE(d.send_all(get_request("/refuse-early")));
+  auto plain = read_response(d);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->body, "the body was read");
+  expect_server_ok();
 }
 
 TEST_F(NetServerTest, AStreamedResponseIsChunkedThenTheConnectionCloses) {
