@@ -252,11 +252,12 @@ class EnvoyLinkTest : public ::testing::Test {
     return eventually([&] { return clock_->pending_waits() >= n; });
   }
 
-  std::shared_ptr<util::ManualClock> clock_ = std::make_shared<util::ManualClock>();
   std::unique_ptr<ScriptedEngine> engine_;
   RecordingHandler handler_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
+  // After io_: its waits hold timers of io_, so it must go first.
+  std::shared_ptr<util::ManualClock> clock_ = std::make_shared<util::ManualClock>();
   std::shared_ptr<EnvoyLink> link_;
   std::thread thread_;
 };
