@@ -44,7 +44,7 @@ function tail(file, lines = 12) {
 }
 
 /// A started process: output goes to `log`; `onLine` sees stdout lines.
-class Proc {
+export class Proc {
   constructor(name, cmd, args, { env, cwd, log, onLine }) {
     this.name = name;
     this.log = log;

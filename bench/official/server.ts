@@ -77,5 +77,10 @@ export const registry = setup({
 	maxOutgoingMessageSize: maxMessage,
 });
 
-await registry.startAndWait();
+if (process.env.RIVETKIT_RUNTIME_MODE === "serverless") {
+	// Serverless (bench/serverless.mjs): listens on RIVET_PORT; the engine starts actors per request.
+	registry.start();
+} else {
+	await registry.startAndWait();
+}
 console.log(`READY pid=${process.pid}`);
