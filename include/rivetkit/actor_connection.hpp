@@ -17,6 +17,7 @@
 /// the other actor may run on another process (and may sleep and wake while it is open).
 
 #include <rivetkit/convert.hpp>
+#include <rivetkit/detail/converted.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/task.hpp>
 #include <rivetkit/value.hpp>
@@ -36,7 +37,7 @@ class ActorConnection {
   /// Calls action `name` with `args` over the connection and converts its result to R.
   template <class R = Value, class... A>
   Task<R> action(std::string name, const A&... args) const {
-    return converted<R>(impl_->call(std::move(name), Array{to_value(args)...}));
+    return detail::converted<R>(impl_->call(std::move(name), Array{to_value(args)...}));
   }
   /// Calls action `name` with an argument list built at run time.
   Task<Value> call(std::string name, Array args) const {
@@ -58,18 +59,6 @@ class ActorConnection {
   Task<void> dispose() const { return impl_->dispose(); }
 
  private:
-  template <class R>
-  static Task<R> converted(Task<Value> call) {
-    Value result = co_await std::move(call);
-    if constexpr (std::is_same_v<R, void>) {
-      co_return;
-    } else if constexpr (std::is_same_v<R, Value>) {
-      co_return result;
-    } else {
-      co_return from_value<R>(result);
-    }
-  }
-
   std::shared_ptr<detail::ActorConnApi> impl_;
 };
 

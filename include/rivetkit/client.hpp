@@ -26,6 +26,7 @@
 
 #include <rivetkit/actor_connection.hpp>
 #include <rivetkit/convert.hpp>
+#include <rivetkit/detail/converted.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/error.hpp>
 #include <rivetkit/task.hpp>
@@ -65,7 +66,8 @@ class ActorHandle {
   /// returned task holds copies of what it needs; the handle may go before it is awaited.
   template <class R = Value, class... A>
   Task<R> action(std::string name, const A&... args) const {
-    return converted<R>(api_->call(query_, std::move(name), Array{to_value(args)...}, params_));
+    return detail::converted<R>(
+        api_->call(query_, std::move(name), Array{to_value(args)...}, params_));
   }
   /// Calls action `name` with an argument list built at run time.
   Task<Value> call(std::string name, Array args) const {
@@ -107,18 +109,6 @@ class ActorHandle {
   const detail::ActorQuery& query() const { return query_; }
 
  private:
-  template <class R>
-  static Task<R> converted(Task<Value> call) {
-    Value result = co_await std::move(call);
-    if constexpr (std::is_same_v<R, void>) {
-      co_return;
-    } else if constexpr (std::is_same_v<R, Value>) {
-      co_return result;
-    } else {
-      co_return from_value<R>(result);
-    }
-  }
-
   static Task<void> sent(Task<QueueSendResult> send) { co_await std::move(send); }
   static Task<ActorConnection> connected(Task<std::shared_ptr<detail::ActorConnApi>> connect) {
     auto impl = co_await std::move(connect);

@@ -2,9 +2,7 @@
 
 #include "core/errors.hpp"
 #include "core/router/surfaces.hpp"
-#include "protocol/text/utf8.hpp"
 #include "util/log.hpp"
-#include "util/url.hpp"
 
 namespace rivetkit::core::router {
 
@@ -19,10 +17,8 @@ Task<net::HttpResponse> http_action(ActorTarget target,
   if (req.method != "POST") {
     co_return ActorRouter::error_response(method_not_allowed(), encoding, resolved);
   }
-  auto name = util::percent_decode(raw_name);
-  // An action name that is not UTF-8 cannot name an action (names are protocol strings); like a
-  // malformed escape, it is no route.
-  if (!name || raw_name.find('/') != std::string::npos || !protocol::text::is_valid_utf8(*name)) {
+  auto name = route_name(raw_name);
+  if (!name) {
     co_return ActorRouter::error_response(route_not_found(req.target), encoding, resolved);
   }
   if (req.body.size() > config.max_incoming_message_size) {
@@ -42,12 +38,9 @@ Task<net::HttpResponse> http_action(ActorTarget target,
   if (!params) {
     co_return ActorRouter::error_response(params.error(), encoding, resolved);
   }
-  auto target_parts = util::split_target(req.target);
   HttpActionCommand command;
   command.params = std::move(*params);
-  command.request =
-      to_user_request(req, std::string(target_parts.path),
-                      target_parts.has_query ? "?" + std::string(target_parts.query) : "");
+  command.request = user_request_of(req);
   command.encoding = encoding;
   command.name = std::move(*name);
   command.args = std::move(*args);

@@ -2,9 +2,7 @@
 
 #include "core/errors.hpp"
 #include "core/router/surfaces.hpp"
-#include "protocol/text/utf8.hpp"
 #include "util/log.hpp"
-#include "util/url.hpp"
 
 namespace rivetkit::core::router {
 
@@ -20,9 +18,8 @@ Task<net::HttpResponse> queue_send(ActorTarget target,
     co_return ActorRouter::error_response(method_not_allowed(), encoding, resolved);
   }
   // The queue is named by the path (the body's `name` is informational, as in RivetKit).
-  auto name = util::percent_decode(raw_name);
-  if (!name || name->empty() || raw_name.find('/') != std::string::npos
-      || !protocol::text::is_valid_utf8(*name)) {
+  auto name = route_name(raw_name);
+  if (!name || name->empty()) {
     co_return ActorRouter::error_response(route_not_found(req.target), encoding, resolved);
   }
   if (req.body.size() > config.max_incoming_message_size) {
@@ -41,12 +38,9 @@ Task<net::HttpResponse> queue_send(ActorTarget target,
   if (!params) {
     co_return ActorRouter::error_response(params.error(), encoding, resolved);
   }
-  auto target_parts = util::split_target(req.target);
   QueueSendCommand command;
   command.params = std::move(*params);
-  command.request =
-      to_user_request(req, std::string(target_parts.path),
-                      target_parts.has_query ? "?" + std::string(target_parts.query) : "");
+  command.request = user_request_of(req);
   command.encoding = encoding;
   command.name = std::move(*name);
   command.body = std::move(decoded->body);

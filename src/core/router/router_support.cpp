@@ -2,6 +2,7 @@
 #include "core/router/surfaces.hpp"
 #include "protocol/compat.hpp"
 #include "protocol/json/json.hpp"
+#include "protocol/text/utf8.hpp"
 #include "util/url.hpp"
 
 namespace rivetkit::core::router {
@@ -79,6 +80,23 @@ std::string_view trim(std::string_view s) {
 }
 
 }  // namespace
+
+std::optional<std::string> route_name(std::string_view raw_name) {
+  // A name that is not UTF-8 cannot name anything (names are protocol strings); like a malformed
+  // escape, it is no route.
+  auto name = util::percent_decode(raw_name);
+  if (!name || raw_name.find('/') != std::string_view::npos
+      || !protocol::text::is_valid_utf8(*name)) {
+    return std::nullopt;
+  }
+  return name;
+}
+
+Request user_request_of(const net::HttpRequest& req) {
+  auto parts = util::split_target(req.target);
+  return to_user_request(req, std::string(parts.path),
+                         parts.has_query ? "?" + std::string(parts.query) : "");
+}
 
 }  // namespace rivetkit::core::router
 

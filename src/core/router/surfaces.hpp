@@ -18,6 +18,11 @@ bool starts_with(std::string_view s, std::string_view prefix);
 /// The user's view of the request: the path inside the actor and the query ("?..." or "").
 Request to_user_request(const net::HttpRequest& req, std::string path, std::string search);
 void add_actor_headers(net::HttpResponse& resp, const ActorInstance& instance);
+/// The name a path segment gives (`/action/{name}`, `/queue/{name}`): percent-decoded, UTF-8,
+/// without '/'; nullopt when it cannot name anything (no route).
+std::optional<std::string> route_name(std::string_view raw_name);
+/// to_user_request with the request's own path and query.
+Request user_request_of(const net::HttpRequest& req);
 /// Connection params: JSON text (header or decoded subprotocol); absent -> null.
 Result<Value> parse_params(std::optional<std::string_view> text);
 protocol::client::ErrorMessage to_error_message(const Error& e,

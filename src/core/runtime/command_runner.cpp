@@ -42,45 +42,62 @@ Task<Attempt> finished_reply(ActorInstance& instance,
   co_return Result<Reply>(Reply(std::move(*result)));
 }
 
-Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance,
-                          HttpActionCommand& command,
-                          std::function<void()> decided) {
-  auto open_op = instance->connection_lifecycle().open(ConnKind::kHttp, command.params,
-                                                       command.request, command.encoding, nullptr);
+// Opens the short-lived connection an HTTP call runs on (its hooks run); the command is decided
+// then. An Attempt when the call ends there: the hooks failed, or the instance refused it.
+Task<std::variant<std::shared_ptr<Connection>, Attempt>> open_transient(
+    ActorInstance& instance,
+    ConnKind kind,
+    const Value& params,
+    const Request& request,
+    client::Encoding encoding,
+    const std::function<void()>& decided) {
+  using Opened = std::variant<std::shared_ptr<Connection>, Attempt>;
+  auto open_op = instance.connection_lifecycle().open(kind, params, request, encoding, nullptr);
   auto conn = co_await std::move(open_op);
   decided();
   if (!conn) {
-    co_return Result<Reply>(fail(conn.error()));
+    co_return Opened(Attempt(Result<Reply>(fail(conn.error()))));
   }
   if (!*conn) {
-    co_return Refused{};
+    co_return Opened(Attempt(Refused{}));
   }
+  co_return Opened(std::move(*conn));
+}
+
+Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance,
+                          HttpActionCommand& command,
+                          std::function<void()> decided) {
+  auto open_op = open_transient(*instance, ConnKind::kHttp, command.params, command.request,
+                                command.encoding, decided);
+  auto opened = co_await std::move(open_op);
+  if (auto* ended = std::get_if<Attempt>(&opened)) {
+    co_return std::move(*ended);
+  }
+  auto conn = std::get<std::shared_ptr<Connection>>(std::move(opened));
   auto action_op =
-      instance->run_action(conn->get(), std::move(command.name), std::move(command.args));
+      instance->run_action(conn.get(), std::move(command.name), std::move(command.args));
   auto result = co_await std::move(action_op);
-  auto reply_op = finished_reply(*instance, std::move(*conn), std::move(result));
+  auto reply_op = finished_reply(*instance, std::move(conn), std::move(result));
   co_return co_await std::move(reply_op);
 }
 
 Task<Attempt> queue_send(std::shared_ptr<ActorInstance> instance,
                          QueueSendCommand& command,
                          std::function<void()> decided) {
-  auto open_op = instance->connection_lifecycle().open(ConnKind::kHttp, command.params,
-                                                       command.request, command.encoding, nullptr);
-  auto conn = co_await std::move(open_op);
-  decided();
-  if (!conn) {
-    co_return Result<Reply>(fail(conn.error()));
-  }
-  if (!*conn) {
-    co_return Refused{};
+  auto open_op = open_transient(*instance, ConnKind::kHttp, command.params, command.request,
+                                command.encoding, decided);
+  auto opened = co_await std::move(open_op);
+  if (auto* ended = std::get_if<Attempt>(&opened)) {
+    co_return std::move(*ended);
   }
   // A send to a queue the actor does not declare completes and enqueues nothing, as in RivetKit
   // (core-semantics.md §7, "ignores undefined queues"); rivetkit-cpp actors declare no queues
   // yet, so every send that passed the connection hooks is such a send.
   log::debug("queue send to undeclared queue actor_id={} queue={}", instance->actor_id(),
              command.name);
-  auto reply_op = finished_reply(*instance, std::move(*conn), Result<QueueSent>(QueueSent{}));
+  auto reply_op =
+      finished_reply(*instance, std::get<std::shared_ptr<Connection>>(std::move(opened)),
+                     Result<QueueSent>(QueueSent{}));
   co_return co_await std::move(reply_op);
 }
 
@@ -105,20 +122,17 @@ Task<Attempt> raw_request(std::shared_ptr<ActorInstance> instance,
                           RawRequestCommand& command,
                           std::function<void()> decided) {
   const auto& hooks = instance->definition().hooks;
-  auto open_op = instance->connection_lifecycle().open(
-      ConnKind::kRawRequest, command.params, command.request, client::Encoding::kJson, nullptr);
-  auto conn = co_await std::move(open_op);
-  decided();
-  if (!conn) {
-    co_return Result<Reply>(fail(conn.error()));
+  auto open_op = open_transient(*instance, ConnKind::kRawRequest, command.params, command.request,
+                                client::Encoding::kJson, decided);
+  auto opened = co_await std::move(open_op);
+  if (auto* ended = std::get_if<Attempt>(&opened)) {
+    co_return std::move(*ended);
   }
-  if (!*conn) {
-    co_return Refused{};
-  }
+  auto conn = std::get<std::shared_ptr<Connection>>(std::move(opened));
   Result<Response> result = fail(route_not_found("/request" + command.request.path));
   if (hooks.on_request) {
     auto handler =
-        catching_request(hooks.on_request(instance.get(), conn->get(), std::move(command.request)));
+        catching_request(hooks.on_request(instance.get(), conn.get(), std::move(command.request)));
     auto timeout =
         instance->config().clock->wait_for(instance->definition().options.action_timeout);
     auto raced = co_await (std::move(handler) || std::move(timeout));
@@ -128,7 +142,7 @@ Task<Attempt> raw_request(std::shared_ptr<ActorInstance> instance,
       result = fail(action_timed_out());
     }
   }
-  auto reply_op = finished_reply(*instance, std::move(*conn), std::move(result));
+  auto reply_op = finished_reply(*instance, std::move(conn), std::move(result));
   co_return co_await std::move(reply_op);
 }
 
