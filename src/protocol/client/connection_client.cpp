@@ -19,21 +19,17 @@ constexpr std::uint64_t kErrorTag = 1;
 constexpr std::uint64_t kActionResponseTag = 2;
 constexpr std::uint64_t kEventTag = 3;
 
-Value envelope(std::string_view tag, Value val) {
-  return Value::object({{"body", Value::object({{"tag", tag}, {"val", std::move(val)}})}});
-}
-
 Value document_for(Encoding e, const ActionRequest& m) {
   const Value id = e == Encoding::kJson ? detail::json_bigint(m.id) : detail::cbor_bigint(m.id);
-  return envelope(
+  return detail::envelope(
       "ActionRequest",
       Value::object(
           {{"id", id}, {"name", m.name}, {"args", detail::user_value_out(e, Value(m.args))}}));
 }
 
 Value document_for(Encoding /*e*/, const SubscriptionRequest& m) {
-  return envelope("SubscriptionRequest",
-                  Value::object({{"eventName", m.event_name}, {"subscribe", m.subscribe}}));
+  return detail::envelope("SubscriptionRequest",
+                          Value::object({{"eventName", m.event_name}, {"subscribe", m.subscribe}}));
 }
 
 void write_bare(bare::Writer& w, const ActionRequest& m) {

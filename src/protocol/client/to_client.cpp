@@ -19,10 +19,6 @@ constexpr std::uint8_t kErrorTag = 1;
 constexpr std::uint8_t kActionResponseTag = 2;
 constexpr std::uint8_t kEventTag = 3;
 
-Value envelope(std::string_view tag, Value val) {
-  return Value::object({{"body", Value::object({{"tag", tag}, {"val", std::move(val)}})}});
-}
-
 Value actor_specifier(Encoding e, const ActorSpecifier& actor) {
   Value out = Value::object({{"actorId", actor.actor_id}});
   // JSON may carry a plain number (zod accepts number | bigint); cbor-x needs the 8-byte head.
@@ -39,8 +35,8 @@ Value id_value(Encoding e, std::uint64_t id) {
 }
 
 Value document_for(Encoding /*e*/, const Init& m) {
-  return envelope("Init",
-                  Value::object({{"actorId", m.actor_id}, {"connectionId", m.connection_id}}));
+  return detail::envelope(
+      "Init", Value::object({{"actorId", m.actor_id}, {"connectionId", m.connection_id}}));
 }
 
 Value document_for(Encoding e, const ErrorMessage& m) {
@@ -71,21 +67,21 @@ Value document_for(Encoding e, const ErrorMessage& m) {
     }
     val.set("actionId", action_id);
   }
-  return envelope("Error", std::move(val));
+  return detail::envelope("Error", std::move(val));
 }
 
 Value document_for(Encoding e, const ActionResponse& m) {
-  return envelope("ActionResponse",
-                  Value::object({{"id", id_value(e, m.id)},
-                                 {"output", detail::required_user_value_out(e, m.output)}}));
+  return detail::envelope(
+      "ActionResponse", Value::object({{"id", id_value(e, m.id)},
+                                       {"output", detail::required_user_value_out(e, m.output)}}));
 }
 
 Value document_for(Encoding e, const Event& m) {
   Value args = detail::user_value_out(e, Value(m.args));
   if (e == Encoding::kJson) {
-    return envelope("Event", Value::object({{"args", std::move(args)}, {"name", m.name}}));
+    return detail::envelope("Event", Value::object({{"args", std::move(args)}, {"name", m.name}}));
   }
-  return envelope("Event", Value::object({{"name", m.name}, {"args", std::move(args)}}));
+  return detail::envelope("Event", Value::object({{"name", m.name}, {"args", std::move(args)}}));
 }
 
 void write_actor_specifier(bare::Writer& w, const ActorSpecifier& actor) {

@@ -92,6 +92,10 @@ Value cbor_bigint(std::uint64_t v) {
   return Value(BigInt::from_uint64(v));
 }
 
+Value envelope(std::string_view tag, Value val) {
+  return Value::object({{"body", Value::object({{"tag", tag}, {"val", std::move(val)}})}});
+}
+
 Value user_value_out(Encoding e, const Value& v) {
   return compat_encode(v, e == Encoding::kJson ? CompatMode::kJson : CompatMode::kCbor);
 }

@@ -46,6 +46,9 @@ Value json_bigint(std::uint64_t v);
 /// bigint.
 Value cbor_bigint(std::uint64_t v);
 
+/// The JSON/CBOR frame envelope of a /connect message: {"body": {"tag": tag, "val": val}}.
+Value envelope(std::string_view tag, Value val);
+
 /// Compat-tags an outgoing user value for the JSON or CBOR transport.
 Value user_value_out(Encoding e, const Value& v);
 /// The same for a member the client requires (an action's `output`): JSON has no undefined, so a
