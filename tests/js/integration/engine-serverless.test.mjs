@@ -6,7 +6,8 @@
 // (banner, health, metadata), actions and connections with events on actors the engine started
 // through /start, a process killed mid-stream (the engine starts its actor again, nothing
 // acknowledged lost), an actor that sleeps and is started again by a new /start with its state, and
-// bad /start requests answered with RivetKit's errors while the process keeps serving; and, on a
+// bad /start requests answered with RivetKit's errors and a client hanging up a stream after its first
+// ping, while the process keeps serving; and, on a
 // pool whose requests live 10 s, the engine's GOING_AWAY at the end of a request's lifespan: the
 // actor stops, its stream ends, and the next call starts it again through a new /start.
 import { describe, it, before, after } from "node:test";
@@ -130,8 +131,8 @@ describe(`serverless mode [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, ()
 	}));
 
 	it("bad /start requests get RivetKit's errors and the process keeps serving", T, wrap(async () => {
-		const start = (headers, body = "") =>
-			fetch(`${base()}/start`, { method: "POST", headers, body });
+		const start = (headers, body = "", signal = undefined) =>
+			fetch(`${base()}/start`, { method: "POST", headers, body, signal });
 		const none = await start({});
 		assert.equal(none.status, 400);
 		assert.equal((await none.json()).code, "invalid");
@@ -163,6 +164,26 @@ describe(`serverless mode [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, ()
 		const nobody = await start(good, unknown);
 		assert.equal(nobody.status, 400);
 		assert.equal((await nobody.json()).code, "unknown_name");
+		// A well-formed start of a registered type whose client reads the first ping, then hangs up:
+		// the request ends, the cached envoy and the other actors are untouched.
+		const known = Buffer.concat([
+			Buffer.from("08000101", "hex"),
+			Buffer.from([id.length]),
+			Buffer.from(id),
+			Buffer.from("01000000" + "0000000000000000" + "00", "hex"),
+			Buffer.from([7]),
+			Buffer.from("counter"),
+			Buffer.from("00" + "2e145c36a2010000" + "000000", "hex"),
+		]);
+		const hangUp = new AbortController();
+		const early = await start(good, known, hangUp.signal);
+		assert.equal(early.status, 200);
+		assert.match(early.headers.get("content-type"), /text\/event-stream/);
+		const reader = early.body.getReader();
+		const first = await withTimeout(reader.read(), 30_000, "the first ping of the stream");
+		assert.match(new TextDecoder().decode(first.value), /event: ping/);
+		hangUp.abort();
+		await reader.cancel().catch(() => {});
 		const big = await start(good, "x".repeat((1 << 20) + 1));
 		assert.equal(big.status, 413);
 		assert.equal((await big.json()).code, "incoming_too_long");
