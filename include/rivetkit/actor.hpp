@@ -40,6 +40,7 @@
 #include <rivetkit/abort_signal.hpp>
 #include <rivetkit/client.hpp>
 #include <rivetkit/convert.hpp>
+#include <rivetkit/database.hpp>
 #include <rivetkit/detail/invoke.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/driver_context.hpp>
@@ -58,6 +59,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -381,6 +383,8 @@ class Context {
   Schedule schedule() const { return Schedule(&api_->schedule()); }
   /// The actor's key-value store (kv.hpp).
   Kv kv() const { return Kv(&api_->kv()); }
+  /// The actor's SQLite database (database.hpp); declare it with ActorBuilder::database.
+  Database db() const { return Database(&api_->db()); }
   /// Other actors of the registry, to call, create and destroy (client.hpp).
   Client client() const { return Client(&api_->client(), api_); }
   /// Wall-clock ms since the Unix epoch, on the runtime's clock (tests may run it manually).
@@ -601,6 +605,24 @@ class ActorBuilder {
     data_->hooks.input_schemas[name] = std::move(schema);
     return action(std::move(name), std::move(f));
   }
+  /// Gives the actor a SQLite database (`c.db()`, database.hpp) with these migrations: versions
+  /// above 0, strictly increasing (else std::invalid_argument). Each runs once, in order, at the
+  /// start of an actor whose database is older, before any hook.
+  ActorBuilder& database(std::vector<Migration> migrations = {}) {
+    std::int64_t last = 0;
+    for (const auto& m : migrations) {
+      if (m.version <= last) {
+        throw std::invalid_argument("actor " + data_->name +
+                                    ": migration versions must be above 0 and strictly "
+                                    "increasing (got " + std::to_string(m.version) + " after " +
+                                    std::to_string(last) + ")");
+      }
+      last = m.version;
+    }
+    data_->database = detail::DatabaseDefinition{std::move(migrations)};
+    return *this;
+  }
+
   ActorBuilder& options(ActorOptions opts) {
     data_->options = std::move(opts);
     return *this;

@@ -8,6 +8,7 @@
 #include <rivetkit/client.hpp>
 #include <rivetkit/config.hpp>
 #include <rivetkit/convert.hpp>
+#include <rivetkit/database.hpp>
 #include <rivetkit/driver_context.hpp>
 #include <rivetkit/error.hpp>
 #include <rivetkit/http.hpp>
@@ -18,6 +19,7 @@
 #include <rivetkit/registry.hpp>
 #include <rivetkit/result.hpp>
 #include <rivetkit/schedule.hpp>
+#include <rivetkit/sql_types.hpp>
 #include <rivetkit/task.hpp>
 #include <rivetkit/value.hpp>
 #include <rivetkit/websocket.hpp>

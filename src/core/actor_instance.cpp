@@ -58,7 +58,15 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
       conn_life_(strand_, actor_id_, *definition_, lifecycle_, sleep_, conns_, *this),
       abort_(strand_, actor_id_),
       schedules_(strand_, actor_id_, *config_.clock, definition_->options, *this),
-      kv_(actor_id_, *store_, *this),
+      storage_{ActorKv(actor_id_, *store_, *this),
+               ActorDatabase(actor_id_,
+                             definition_->database ? &*definition_->database : nullptr,
+                             *store_,
+                             strand_,
+                             // Past the action's own timeout, so the caller gets that error:
+                             // the statement is then interrupted, which ends the action.
+                             definition_->options.action_timeout + std::chrono::seconds(1),
+                             *this)},
       state_(actor_id_),
       acks_(*config_.clock, *this),
       gate_(strand_, *this, definition_->options.durable_replies) {
@@ -78,6 +86,13 @@ Task<Result<void>> ActorInstance::start() {
   auto loaded = co_await std::move(load_op);
   if (!loaded) {
     co_return fail_start(loaded.error());
+  }
+
+  // The database first: its migrations run before any hook can see it.
+  auto db_op = storage_.db.open();
+  auto opened = co_await std::move(db_op);
+  if (!opened) {
+    co_return fail_start(opened.error());
   }
 
   Value input{Undefined{}};  // no input given: JS undefined (not null)
@@ -111,6 +126,8 @@ Task<Result<void>> ActorInstance::start() {
     storage::ActorWrite write;
     write.state = bytes;
     write.has_initialized = true;
+    // What the migrations and the creation hooks did to the database commits with it.
+    storage_.db.take_changes(write);
     auto commit_op = store_->commit(std::move(write));
     auto committed = co_await std::move(commit_op);
     if (!committed) {
@@ -132,6 +149,9 @@ Task<Result<void>> ActorInstance::start() {
     state_.stored(*loaded->state);
   }
   gate_.forget_changes();  // what the start hooks changed is in the state just loaded or written
+  if (storage_.db.has_changes()) {
+    gate_.mark_changed();  // the migrations of a woken actor: written after the start
+  }
   schedules_.load(loaded->schedules);
 
   if (hooks.create_vars) {
@@ -239,6 +259,8 @@ Task<void> ActorInstance::stop(StopReason reason) {
   if (!saved) {
     log::error("final save failed actor_id={}: {}", actor_id_, saved.error().message);
   }
+  auto close_op = storage_.db.close();
+  co_await std::move(close_op);
   conns_.clear();
   lifecycle_.terminate();
   sleep_.changed().notify_all();
@@ -592,7 +614,7 @@ std::optional<OutputGate::Write> ActorInstance::take_write() {
   storage::ActorWrite write;
   conns_.take_changes(write);
   schedules_.take_changes(write);
-  kv_.take_changes(write);
+  storage_.take_changes(write);
   bool state_changed = false;
   if (auto bytes = state_.take_changed(*data_)) {
     write.state = std::move(*bytes);
@@ -709,6 +731,21 @@ Task<Result<void>> ActorInstance::save_now() {
 
 std::shared_ptr<void> ActorInstance::hold() {
   return shared_from_this();
+}
+
+// ---- the database (core/actor/actor_database.hpp) -----------------------------------------------
+
+bool ActorInstance::db_open() const {
+  return lifecycle_.storage_open();
+}
+
+void ActorInstance::database_changed() {
+  if (lifecycle_.is(LifecycleState::kLoading)) {
+    // Taken by the creation write, or by the first write after the start.
+    gate_.mark_changed();
+    return;
+  }
+  request_save();
 }
 
 }  // namespace rivetkit::core

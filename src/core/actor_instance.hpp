@@ -46,6 +46,7 @@
 #include "core/actor/schedules.hpp"
 #include "core/actor/sleep_gates.hpp"
 #include "core/actor/state_record.hpp"
+#include "core/actor/user_storage.hpp"
 #include "core/connection.hpp"
 #include "core/driver.hpp"
 #include "core/notifier.hpp"
@@ -73,6 +74,7 @@ class ActorInstance final : public detail::ActorApi,
                             private OutputGate::Source,
                             private Schedules::Host,
                             private ActorKv::Host,
+                            private ActorDatabase::Host,
                             private MessageAcks::Host,
                             private ConnectionSet::Host,
                             private ConnectionLifecycle::Host,
@@ -170,7 +172,8 @@ class ActorInstance final : public detail::ActorApi,
   void wait_until(Task<void> task) override;
   std::int64_t now_ms() const override;
   detail::ScheduleApi& schedule() override { return schedules_; }
-  detail::KvApi& kv() override { return kv_; }
+  detail::KvApi& kv() override { return storage_.kv; }
+  detail::DbApi& db() override { return storage_.db; }
   detail::ClientApi& client() override { return driver_->actor_client(); }
 
   /// Why the idle rule would not put this actor to sleep now; nullopt when it may sleep.
@@ -211,8 +214,8 @@ class ActorInstance final : public detail::ActorApi,
   AbortSignal abort_;
 
   Schedules schedules_;
-  ActorKv kv_;
-  StateRecord state_;  // the state as stored; on_state_change
+  UserStorage storage_;  // c.kv() and c.db()
+  StateRecord state_;    // the state as stored; on_state_change
 
   // What the output gate writes next (OutputGate::Source, below).
   bool save_posted_ = false;
@@ -254,7 +257,11 @@ class ActorInstance final : public detail::ActorApi,
   bool kv_open() const override;
   bool kv_loading() const override;
   Task<Result<void>> save_now() override;
-  std::shared_ptr<void> hold() override;
+  std::shared_ptr<void> hold() override;  // also ActorDatabase::Host's
+
+  // ---- ActorDatabase::Host --------------------------------------------------------------------
+  bool db_open() const override;
+  void database_changed() override;
 };
 
 }  // namespace rivetkit::core

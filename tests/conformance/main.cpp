@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   fixture::add_lifecycle_hook_actors(registry);
   fixture::add_warmup_actors(registry);
   fixture::add_kv_actors(registry);
+  fixture::add_db_actors(registry);
+  fixture::add_db_raw_actors(registry);
   fixture::add_access_control_actors(registry);
   return registry.run(argc, argv);
 }

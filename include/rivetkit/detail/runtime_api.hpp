@@ -9,6 +9,7 @@
 #include <rivetkit/kv_types.hpp>
 #include <rivetkit/options.hpp>
 #include <rivetkit/schedule.hpp>
+#include <rivetkit/sql_types.hpp>
 #include <rivetkit/task.hpp>
 #include <rivetkit/value.hpp>
 
@@ -105,6 +106,23 @@ class KvApi {
   virtual Task<std::vector<std::pair<std::string, std::string>>> list(KvList list) = 0;
   /// Applies the writes in order, atomically; resumes once they are durable.
   virtual Task<void> write(std::vector<KvWrite> writes) = 0;
+};
+
+/// The actor's SQLite database (database.hpp). Statements run off the I/O threads, one at a
+/// time per actor and in call order. Errors are thrown as ActorError.
+class DbApi {
+ public:
+  virtual ~DbApi() = default;
+  /// Runs `sql` (one or more statements) outside any transaction of another caller.
+  virtual Task<SqlResult> execute(std::string sql, SqlParams params) = 0;
+  /// Begins a transaction; statements of other callers wait until it ends. Returns its id.
+  virtual Task<std::uint64_t> begin() = 0;
+  /// Runs `sql` inside transaction `txn`.
+  virtual Task<SqlResult> execute_in(std::uint64_t txn, std::string sql, SqlParams params) = 0;
+  virtual Task<void> commit(std::uint64_t txn) = 0;
+  virtual Task<void> rollback(std::uint64_t txn) = 0;
+  /// Rolls `txn` back without waiting (a transaction object dropped without commit).
+  virtual void abandon(std::uint64_t txn) = 0;
 };
 
 /// Which actor a client handle names (client.hpp).
@@ -217,6 +235,8 @@ class ActorApi {
   virtual KvApi& kv() = 0;
   /// The registry's other actors (and this one) as this actor calls them.
   virtual ClientApi& client() = 0;
+  /// The actor's SQLite database (its calls fail with database.not_enabled when it declares none).
+  virtual DbApi& db() = 0;
 };
 
 using ActionFn = std::function<Task<Value>(ActorApi*, ConnApi*, Array)>;
@@ -255,8 +275,15 @@ struct EventDefinition {
   std::function<Task<bool>(ActorApi*, ConnApi*)> can_subscribe;
 };
 
+/// A declared database (ActorBuilder::database): its migrations, in version order.
+struct DatabaseDefinition {
+  std::vector<Migration> migrations;
+};
+
 struct ActorDefinitionData {
   std::string name;
+  /// Whether the actor has a SQLite database (`c.db()`), and its schema.
+  std::optional<DatabaseDefinition> database;
   ActorHooks hooks;
   ActorOptions options;
   /// Declared events. Broadcasting an undeclared name still reaches its subscribers.

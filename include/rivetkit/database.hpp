@@ -1,0 +1,178 @@
+#pragma once
+/// The actor's SQLite database (`c.db()`, RivetKit's `c.db`): tables private to the actor, kept
+/// across sleeps, deleted when the actor is destroyed.
+///
+///     rivetkit::actor<State>("notes")
+///         .database({{1, "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)"},
+///                    {2, "ALTER TABLE notes ADD COLUMN at INTEGER"}})
+///         .action("add", [](auto& c, std::string text) -> rivetkit::Task<std::int64_t> {
+///           auto r = co_await c.db().execute("INSERT INTO notes (text) VALUES (?)", text);
+///           co_return r.last_insert_row_id;
+///         })
+///         .action("list", [](auto& c) -> rivetkit::Task<rivetkit::Array> {
+///           co_return (co_await c.db().execute("SELECT id, text FROM notes")).objects();
+///         });
+///
+/// Migrations: each step runs once, in version order, when the actor starts with an older
+/// database, before create_state / on_create / create_vars / on_wake; each is one transaction, so
+/// a failing step changes nothing and fails the start (`database.migration_failed`), leaving the
+/// database at the previous version.
+///
+/// Durability: a statement's changes are visible to the actor's next statements at once and are
+/// committed to storage with the actor's state, connections, schedules and KV writes of the same
+/// turn, in one atomic write; the call's reply (and any event after it) leaves only once that
+/// write is durable. A crash therefore loses no acknowledged row, and never keeps rows without
+/// the state change that went with them (or the reverse).
+///
+/// Statements run on SQL worker threads, one at a time per actor and in call order, so a long
+/// query does not hold up other actors. One running past the action timeout is interrupted
+/// (`sqlite.interrupted`).
+///
+/// Errors (ActorError): group "sqlite" for what SQLite refuses (`sql_error`,
+/// `constraint_violation`, `not_authorized` for the sandbox: ATTACH, extensions, pragmas that
+/// change durability, `invalid_parameter`, `result_too_large`, ...), not shown to clients unless
+/// rethrown; `database.not_enabled` (public) when the actor declares no database.
+
+#include <rivetkit/detail/runtime_api.hpp>
+#include <rivetkit/error.hpp>
+#include <rivetkit/sql_types.hpp>
+#include <rivetkit/task.hpp>
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace rivetkit {
+
+namespace detail {
+template <class... A>
+SqlParams positional(const A&... args) {
+  SqlParams p;
+  p.positional = Array{to_value(args)...};
+  return p;
+}
+template <class T>
+struct TaskResult;
+template <class T>
+struct TaskResult<Task<T>> {
+  using type = T;
+};
+}  // namespace detail
+
+/// An open transaction (Database::transaction / Database::begin). Statements run through it;
+/// everyone else's wait until it ends. Dropped without commit() or rollback(), it rolls back.
+class Transaction {
+ public:
+  Transaction(detail::DbApi* api, std::uint64_t id) : api_(api), id_(id) {}
+  Transaction(Transaction&& other) noexcept
+      : api_(std::exchange(other.api_, nullptr)), id_(other.id_) {}
+  Transaction& operator=(Transaction&&) = delete;
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction() {
+    if (api_ != nullptr) {
+      api_->abandon(id_);
+    }
+  }
+
+  template <class... A>
+  Task<SqlResult> execute(std::string sql, const A&... params) const {
+    return api_->execute_in(id_, std::move(sql), detail::positional(params...));
+  }
+  /// With named parameters (`:name`, `@name`, `$name`).
+  Task<SqlResult> execute_named(std::string sql, Object params) const {
+    SqlParams p;
+    p.named = std::move(params);
+    return api_->execute_in(id_, std::move(sql), std::move(p));
+  }
+  /// Commits; the transaction is over (a second commit or rollback throws
+  /// `sqlite.transaction_closed`).
+  Task<void> commit() { return ended()->commit(id_); }
+  Task<void> rollback() { return ended()->rollback(id_); }
+
+ private:
+  detail::DbApi* ended() {
+    auto* api = std::exchange(api_, nullptr);
+    if (api == nullptr) {
+      throw ActorError(Error{"sqlite", "transaction_closed", "The transaction has already ended",
+                             std::nullopt, false});
+    }
+    return api;
+  }
+
+  detail::DbApi* api_;
+  std::uint64_t id_;
+};
+
+class Database {
+ public:
+  explicit Database(detail::DbApi* api) : api_(api) {}
+
+  /// Runs `sql` with positional parameters bound to `?` (or `?N`). Several statements separated
+  /// by `;` run in order; the result is the last one's that returned rows.
+  template <class... A>
+  Task<SqlResult> execute(std::string sql, const A&... params) const {
+    return api_->execute(std::move(sql), detail::positional(params...));
+  }
+  /// With named parameters (`:name`, `@name`, `$name`), given without their sigil.
+  Task<SqlResult> execute_named(std::string sql, Object params) const {
+    SqlParams p;
+    p.named = std::move(params);
+    return api_->execute(std::move(sql), std::move(p));
+  }
+
+  /// Begins a transaction; commit it with `co_await tx.commit()`.
+  Task<Transaction> begin() const;
+
+  /// Runs `body(tx)` in a transaction: committed when it returns, rolled back (and the exception
+  /// rethrown) when it throws.
+  ///     co_await c.db().transaction([&](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+  ///       co_await tx.execute("UPDATE accounts SET balance = balance - ? WHERE id = ?", n, a);
+  ///       co_await tx.execute("UPDATE accounts SET balance = balance + ? WHERE id = ?", n, b);
+  ///     });
+  template <class F>
+  Task<typename detail::TaskResult<std::invoke_result_t<F&, Transaction&>>::type> transaction(
+      F body) const {
+    using R = typename detail::TaskResult<std::invoke_result_t<F&, Transaction&>>::type;
+    auto tx = co_await begin();
+    std::exception_ptr failed;
+    if constexpr (std::is_void_v<R>) {
+      try {
+        co_await body(tx);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      if (failed) {
+        co_await tx.rollback();
+        std::rethrow_exception(failed);
+      }
+      co_await tx.commit();
+    } else {
+      std::optional<R> out;
+      try {
+        out.emplace(co_await body(tx));
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      if (failed) {
+        co_await tx.rollback();
+        std::rethrow_exception(failed);
+      }
+      co_await tx.commit();
+      co_return std::move(*out);
+    }
+  }
+
+ private:
+  detail::DbApi* api_;
+};
+
+inline Task<Transaction> Database::begin() const {
+  auto id = co_await api_->begin();
+  co_return Transaction(api_, id);
+}
+
+}  // namespace rivetkit

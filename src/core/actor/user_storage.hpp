@@ -1,0 +1,23 @@
+#pragma once
+// UserStorage: the storage an actor's own code uses, `c.kv()` (actor_kv.hpp) and `c.db()`
+// (actor_database.hpp). Both keep what they change until the actor's next write takes it, so
+// they commit together with the state, connections and schedules of the same turn.
+
+#include "core/actor/actor_database.hpp"
+#include "core/actor/actor_kv.hpp"
+#include "storage/actor_store.hpp"
+
+namespace rivetkit::core {
+
+struct UserStorage {
+  ActorKv kv;
+  ActorDatabase db;
+
+  /// Moves what both changed into `write` (KV batches first, then the database's pages).
+  void take_changes(storage::ActorWrite& write) {
+    kv.take_changes(write);
+    db.take_changes(write);
+  }
+};
+
+}  // namespace rivetkit::core

@@ -1,0 +1,299 @@
+// actor-db-raw.ts: dbActorRaw, the suite's main SQL actor (table test_data), on c.db(). Ported:
+// CRUD, transactions (commit, rollback on a throw, several statements, automatic rollback of a
+// failed statement), payloads, maintenance (page count, VACUUM, integrity check), the disconnect
+// insert and lifecycle actions. Not ported: the Actor Runtime Socket (TypeScript's, out of scope:
+// catalogue.md) and the transaction hold/diagnostic actions that rely on RivetKit's transaction
+// handle API.
+
+#include "fixture.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fixture {
+namespace {
+
+struct RawState {
+  bool disconnectInsertEnabled = false;
+  std::int64_t disconnectInsertDelayMs = 0;
+  std::optional<std::string> lifecycleObserverKey;
+  bool transactionHolding = false;
+};
+RIVETKIT_FIELDS(RawState,
+                disconnectInsertEnabled,
+                disconnectInsertDelayMs,
+                lifecycleObserverKey,
+                transactionHolding)
+
+using RawTypes = rivetkit::ActorTypes<RawState>;
+
+constexpr const char* kInsert =
+    "INSERT INTO test_data (value, payload, created_at) VALUES (?, ?, ?)";
+
+rivetkit::Task<std::int64_t> count_where(rivetkit::Context<RawTypes>& c, std::string sql) {
+  auto op = c.db().execute(std::move(sql));
+  auto r = co_await std::move(op);
+  co_return r.rows.empty() ? 0 : r.rows[0].at(0).as_int();
+}
+
+rivetkit::Task<void> record_lifecycle(rivetkit::Context<RawTypes> c, std::string event) {
+  const auto& observer = c.read_state().lifecycleObserverKey;
+  if (!observer) {
+    co_return;
+  }
+  auto op = tell(c.client(), "lifecycleObserver", {*observer}, "recordEvent",
+                 rivetkit::Value::object({{"actorKey", joined_key(c.key())}, {"event", event}}));
+  co_await std::move(op);
+}
+
+rivetkit::ActorDefinition db_actor_raw() {
+  rivetkit::ActorOptions options;
+  options.action_timeout = std::chrono::milliseconds(120'000);
+  options.sleep_timeout = std::chrono::milliseconds(100);
+  return rivetkit::actor<RawTypes>("dbActorRaw")
+      .database({{1,
+                  "CREATE TABLE IF NOT EXISTS test_data (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                  "value TEXT NOT NULL, payload TEXT NOT NULL DEFAULT '', created_at INTEGER NOT "
+                  "NULL)"}})
+      .options(options)
+      .on_wake([](auto& c) { return record_lifecycle(c, "wake"); })
+      .on_sleep([](auto& c) { return record_lifecycle(c, "sleep"); })
+      .on_disconnect([](auto& c, auto&) -> rivetkit::Task<void> {
+        if (!c.read_state().disconnectInsertEnabled) {
+          co_return;
+        }
+        if (c.read_state().disconnectInsertDelayMs > 0) {
+          co_await c.wait(std::chrono::milliseconds(c.read_state().disconnectInsertDelayMs));
+        }
+        auto op = c.db().execute(kInsert, "__disconnect__", "", now_ms());
+        co_await std::move(op);
+      })
+      .action("configureDisconnectInsert",
+              [](auto& c, bool enabled, double delay_ms) {
+                c.state().disconnectInsertEnabled = enabled;
+                c.state().disconnectInsertDelayMs =
+                    std::max<std::int64_t>(0, static_cast<std::int64_t>(delay_ms));
+              })
+      .action("configureLifecycleObserver",
+              [](auto& c, std::optional<std::string> key) {
+                c.state().lifecycleObserverKey = std::move(key);
+              })
+      .action("getDisconnectInsertCount",
+              [](auto& c) {
+                return count_where(
+                    c, "SELECT COUNT(*) as count FROM test_data WHERE value = '__disconnect__'");
+              })
+      .action("reset",
+              [](auto& c) -> rivetkit::Task<void> {
+                auto op = c.db().execute("DELETE FROM test_data");
+                co_await std::move(op);
+              })
+      .action("insertValue",
+              [](auto& c, std::string value) -> rivetkit::Task<rivetkit::Value> {
+                auto op = c.db().execute(kInsert, value, "", now_ms());
+                auto r = co_await std::move(op);
+                co_return rivetkit::Value::object({{"id", r.last_insert_row_id}});
+              })
+      .action("insertValueAndReadBack",
+              [](auto& c, std::string value) -> rivetkit::Task<rivetkit::Value> {
+                auto insert = c.db().execute(kInsert, value, "", now_ms());
+                co_await std::move(insert);
+                auto read = c.db().execute(
+                    "SELECT id, value, hex(value) as hex_value, length(value) as sqlite_length "
+                    "FROM test_data ORDER BY id DESC LIMIT 1");
+                auto r = co_await std::move(read);
+                auto rows = r.objects();
+                co_return rows.empty() ? rivetkit::Value(nullptr) : rows[0];
+              })
+      .action("getValues",
+              [](auto& c) -> rivetkit::Task<rivetkit::Array> {
+                auto op = c.db().execute("SELECT * FROM test_data ORDER BY id");
+                auto r = co_await std::move(op);
+                co_return r.objects();
+              })
+      .action("getValue",
+              [](auto& c, std::int64_t id) -> rivetkit::Task<rivetkit::Value> {
+                auto op = c.db().execute("SELECT value FROM test_data WHERE id = ?", id);
+                auto r = co_await std::move(op);
+                co_return r.rows.empty() ? rivetkit::Value(nullptr) : r.rows[0].at(0);
+              })
+      .action("getCount",
+              [](auto& c) { return count_where(c, "SELECT COUNT(*) as count FROM test_data"); })
+      .action("rawSelectCount",
+              [](auto& c) { return count_where(c, "SELECT COUNT(*) as count FROM test_data"); })
+      .action("insertMany",
+              [](auto& c, std::int64_t count) -> rivetkit::Task<rivetkit::Value> {
+                if (count <= 0) {
+                  co_return rivetkit::Value::object({{"count", 0}});
+                }
+                const auto now = std::to_string(now_ms());
+                std::string sql = "INSERT INTO test_data (value, payload, created_at) VALUES ";
+                for (std::int64_t i = 0; i < count; ++i) {
+                  sql += (i == 0 ? "" : ", ") + std::string("('User ") + std::to_string(i)
+                         + "', '', " + now + ")";
+                }
+                auto op = c.db().execute(std::move(sql));
+                co_await std::move(op);
+                co_return rivetkit::Value::object({{"count", count}});
+              })
+      .action("updateValue",
+              [](auto& c, std::int64_t id, std::string value) -> rivetkit::Task<rivetkit::Value> {
+                auto op = c.db().execute("UPDATE test_data SET value = ? WHERE id = ?", value, id);
+                co_await std::move(op);
+                co_return rivetkit::Value::object({{"success", true}});
+              })
+      .action("deleteValue",
+              [](auto& c, std::int64_t id) -> rivetkit::Task<void> {
+                auto op = c.db().execute("DELETE FROM test_data WHERE id = ?", id);
+                co_await std::move(op);
+              })
+      .action("transactionCommit",
+              [](auto& c, std::string value) -> rivetkit::Task<void> {
+                auto op =
+                    c.db().transaction([&](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+                      auto insert = tx.execute(
+                          "INSERT INTO test_data (value, payload, created_at) VALUES (?, '', ?)",
+                          value, now_ms());
+                      co_await std::move(insert);
+                    });
+                co_await std::move(op);
+              })
+      .action("transactionRollback",
+              [](auto& c, std::string value) -> rivetkit::Task<void> {
+                try {
+                  auto op =
+                      c.db().transaction([&](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+                        auto insert = tx.execute(
+                            "INSERT INTO test_data (value, payload, created_at) VALUES (?, '', ?)",
+                            value, now_ms());
+                        co_await std::move(insert);
+                        throw std::runtime_error("expected rollback");
+                      });
+                  co_await std::move(op);
+                } catch (const std::runtime_error& e) {
+                  if (std::string(e.what()) != "expected rollback") {
+                    throw;
+                  }
+                }
+              })
+      .action("transactionWithTimeout",
+              [](auto& c, double) -> rivetkit::Task<void> {
+                auto op = c.db().transaction([](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+                  auto select = tx.execute("SELECT 1");
+                  co_await std::move(select);
+                });
+                co_await std::move(op);
+              })
+      .action("transactionExec",
+              [](auto& c) -> rivetkit::Task<std::vector<std::string>> {
+                const auto now = std::to_string(now_ms());
+                auto op =
+                    c.db().transaction([&](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+                      auto both = tx.execute(
+                      "INSERT INTO test_data (value, payload, created_at) VALUES ('exec-first', '', " +
+                      now +
+                      ");\nINSERT INTO test_data (value, payload, created_at) VALUES "
+                      "('exec-second', '', " +
+                      now + ");");
+                      co_await std::move(both);
+                    });
+                co_await std::move(op);
+                auto read = c.db().execute("SELECT value FROM test_data ORDER BY id");
+                auto r = co_await std::move(read);
+                std::vector<std::string> out;
+                for (auto& row : r.rows) {
+                  out.push_back(row.at(0).as_string());
+                }
+                co_return out;
+              })
+      .action("insertPayloadOfSize",
+              [](auto& c, std::int64_t size) -> rivetkit::Task<rivetkit::Value> {
+                auto op = c.db().execute(
+                    kInsert, "payload",
+                    std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, size)), 'x'),
+                    now_ms());
+                auto r = co_await std::move(op);
+                co_return rivetkit::Value::object({{"id", r.last_insert_row_id}, {"size", size}});
+              })
+      .action("getPayloadSize",
+              [](auto& c, std::int64_t id) -> rivetkit::Task<std::int64_t> {
+                auto op = c.db().execute(
+                    "SELECT length(payload) as size FROM test_data WHERE id = ?", id);
+                auto r = co_await std::move(op);
+                co_return r.rows.empty() ? 0 : r.rows[0].at(0).as_int();
+              })
+      .action(
+          "insertPayloadRows",
+          [](auto& c, std::int64_t count, std::int64_t size) -> rivetkit::Task<rivetkit::Value> {
+            const auto n = std::max<std::int64_t>(0, count);
+            const std::string payload(static_cast<std::size_t>(std::max<std::int64_t>(0, size)),
+                                      'x');
+            const auto now = now_ms();
+            for (std::int64_t i = 0; i < n; ++i) {
+              auto op = c.db().execute(kInsert, "bulk-" + std::to_string(i), payload, now);
+              co_await std::move(op);
+            }
+            co_return rivetkit::Value::object({{"count", n}});
+          })
+      .action("repeatUpdate",
+              [](auto& c, std::int64_t id, std::int64_t count) -> rivetkit::Task<rivetkit::Value> {
+                std::string value;
+                if (count <= 0) {
+                  co_return rivetkit::Value::object({{"value", value}});
+                }
+                std::string sql = "BEGIN";
+                for (std::int64_t i = 0; i < count; ++i) {
+                  value = "Updated " + std::to_string(i);
+                  sql += "; UPDATE test_data SET value = '" + value
+                         + "' WHERE id = " + std::to_string(id);
+                }
+                sql += "; COMMIT";
+                auto op = c.db().execute(std::move(sql));
+                co_await std::move(op);
+                co_return rivetkit::Value::object({{"value", value}});
+              })
+      .action(
+          "multiStatementInsert",
+          [](auto& c, std::string value) -> rivetkit::Task<rivetkit::Value> {
+            auto op = c.db().execute(
+                "BEGIN; INSERT INTO test_data (value, payload, created_at) VALUES (?1, '', ?2); "
+                "UPDATE test_data SET value = ?1 || '-updated' WHERE id = last_insert_rowid(); "
+                "COMMIT;",
+                value, now_ms());
+            co_await std::move(op);
+            auto read = c.db().execute("SELECT value FROM test_data ORDER BY id DESC LIMIT 1");
+            auto r = co_await std::move(read);
+            co_return r.rows.empty() ? rivetkit::Value(nullptr) : r.rows[0].at(0);
+          })
+      .action("getPageCount",
+              [](auto& c) -> rivetkit::Task<std::int64_t> {
+                auto op = c.db().execute("PRAGMA page_count");
+                auto r = co_await std::move(op);
+                co_return r.rows.at(0).at(0).as_int();
+              })
+      .action("vacuum",
+              [](auto& c) -> rivetkit::Task<void> {
+                auto op = c.db().execute("VACUUM");
+                co_await std::move(op);
+              })
+      .action("integrityCheck",
+              [](auto& c) -> rivetkit::Task<std::string> {
+                auto op = c.db().execute("PRAGMA integrity_check");
+                auto r = co_await std::move(op);
+                co_return r.rows.at(0).at(0).as_string();
+              })
+      .action("triggerSleep", [](auto& c) { c.sleep(); })
+      .action("destroy", [](auto& c) { c.destroy(); })
+      .action("ping", [](auto&) { return std::string("pong"); });
+}
+
+}  // namespace
+
+void add_db_raw_actors(rivetkit::Registry& registry) {
+  registry.add(db_actor_raw());
+}
+
+}  // namespace fixture
