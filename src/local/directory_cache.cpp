@@ -30,14 +30,24 @@ void DirectoryCache::put(const storage::ActorRecord& record) {
     return;
   }
   std::lock_guard lock(mutex_);
-  if (by_id_.size() >= max_entries_) {
+  if (destroyed_.count(record.actor_id) != 0) {
+    return;
+  }
+  if (by_id_.size() >= max_entries_ || destroyed_.size() >= max_entries_) {
     by_id_.clear();
     by_key_.clear();
+    destroyed_.clear();
   }
   by_id_[record.actor_id] = record;
   if (!record.key.empty()) {  // keyless actors are never found by key
     by_key_[key_of(record.name, record.key)] = record.actor_id;
   }
+}
+
+void DirectoryCache::erase_destroyed(const std::string& actor_id) {
+  erase(actor_id);
+  std::lock_guard lock(mutex_);
+  destroyed_.insert(actor_id);
 }
 
 void DirectoryCache::erase(const std::string& actor_id) {

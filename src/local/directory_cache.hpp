@@ -4,7 +4,8 @@
 // (a getOrCreate handle sends its query on every call, client-protocol.md §5.2). The store stays
 // the source of truth: entries are added after the store answered, removed on destroy and when
 // the actor goes to sleep (a sleeping actor costs no memory), and the cache is simply cleared
-// when it grows past its bound.
+// when it grows past its bound. A destroyed actor's id is remembered so that no lookup racing
+// with the destroy can cache it again.
 
 #include "storage/local_store.hpp"
 
@@ -13,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace rivetkit::local {
 
@@ -25,6 +27,10 @@ class DirectoryCache {
   /// Remembers a live actor (destroyed records are ignored).
   void put(const storage::ActorRecord& record);
   void erase(const std::string& actor_id);
+  /// Erases an actor that is being destroyed, for good: a lookup that read its record before the
+  /// destroy reached the store (while its instance was stopping) must not put it back, or its key
+  /// would name the dead actor until the cache is cleared.
+  void erase_destroyed(const std::string& actor_id);
 
  private:
   static std::string key_of(const std::string& name, const std::string& key) {
@@ -41,6 +47,8 @@ class DirectoryCache {
   std::size_t max_entries_;
   std::unordered_map<std::string, storage::ActorRecord> by_id_;
   std::unordered_map<std::string, std::string> by_key_;
+  // Actors being or already destroyed (cleared with the rest when the cache is full).
+  std::unordered_set<std::string> destroyed_;
 };
 
 }  // namespace rivetkit::local

@@ -72,7 +72,7 @@ Task<Result<bool>> LocalDirectory::destroy(std::string actor_id) {
   }
   // Nobody reaches the actor from here on; the running instance (if any) drains within its grace
   // period, runs on_destroy and closes its connections; then the data goes.
-  cache_.erase(actor_id);
+  cache_.erase_destroyed(actor_id);
   auto stop_op = runtime_.stop(actor_id, core::StopReason::kDestroy);
   co_await std::move(stop_op);
   auto destroy_op = store_->destroy_actor(actor_id, runtime_.config().clock->now_ms());

@@ -55,6 +55,23 @@ TEST(DirectoryCache, ForgetsErasedActorsAndStaysUsable) {
   EXPECT_EQ(cache.by_key("sleepy", "key-7")->actor_id, "id-7");
 }
 
+TEST(DirectoryCache, ADestroyedActorIsNeverCachedAgain) {
+  // A lookup that read the record before the destroy reached the store puts it back late: the
+  // key must not keep naming the dead actor (seen as getOrCreate returning a destroyed id).
+  local::DirectoryCache cache;
+  cache.put(record(1));
+  cache.erase_destroyed("id-1");
+  cache.put(record(1));
+  EXPECT_FALSE(cache.by_id("id-1"));
+  EXPECT_FALSE(cache.by_key("sleepy", "key-1"));
+  // The key's next actor is cached as usual.
+  auto next = record(2);
+  next.key = "key-1";
+  cache.put(next);
+  ASSERT_TRUE(cache.by_key("sleepy", "key-1"));
+  EXPECT_EQ(cache.by_key("sleepy", "key-1")->actor_id, "id-2");
+}
+
 TEST(HeapTrimmer, TrimsOnceWhenABurstOfReleasesIsOver) {
   util::HeapTrimmer::Options options;
   options.quiet = 50ms;
