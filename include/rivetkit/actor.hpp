@@ -608,7 +608,7 @@ class ActorBuilder {
   /// Gives the actor a SQLite database (`c.db()`, database.hpp) with these migrations: versions
   /// above 0, strictly increasing (else std::invalid_argument). Each runs once, in order, at the
   /// start of an actor whose database is older, before any hook.
-  ActorBuilder& database(std::vector<Migration> migrations = {}) {
+  ActorBuilder& database(std::vector<Migration> migrations = {}, DatabaseOptions options = {}) {
     std::int64_t last = 0;
     for (const auto& m : migrations) {
       if (m.version <= last) {
@@ -619,7 +619,7 @@ class ActorBuilder {
       }
       last = m.version;
     }
-    data_->database = detail::DatabaseDefinition{std::move(migrations)};
+    data_->database = detail::DatabaseDefinition{std::move(migrations), options};
     return *this;
   }
 

@@ -68,44 +68,98 @@ class Transaction {
  public:
   Transaction(detail::DbApi* api, std::uint64_t id) : api_(api), id_(id) {}
   Transaction(Transaction&& other) noexcept
-      : api_(std::exchange(other.api_, nullptr)), id_(other.id_) {}
+      : api_(std::exchange(other.api_, nullptr)), id_(other.id_), ended_(other.ended_) {}
   Transaction& operator=(Transaction&&) = delete;
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
   ~Transaction() {
-    if (api_ != nullptr) {
+    if (api_ != nullptr && ended_ == nullptr) {
       api_->abandon(id_);
     }
   }
 
   template <class... A>
   Task<SqlResult> execute(std::string sql, const A&... params) const {
-    return api_->execute_in(id_, std::move(sql), detail::positional(params...));
+    return open()->execute_in(id_, std::move(sql), detail::positional(params...));
   }
   /// With named parameters (`:name`, `@name`, `$name`).
   Task<SqlResult> execute_named(std::string sql, Object params) const {
     SqlParams p;
     p.named = std::move(params);
-    return api_->execute_in(id_, std::move(sql), std::move(p));
+    return open()->execute_in(id_, std::move(sql), std::move(p));
   }
-  /// Commits; the transaction is over (a second commit or rollback throws
-  /// `sqlite.transaction_closed`).
-  Task<void> commit() { return ended()->commit(id_); }
-  Task<void> rollback() { return ended()->rollback(id_); }
+  /// Commits; the transaction is over: using it again throws `sqlite.transaction_closed`.
+  Task<void> commit() {
+    auto* api = open();
+    ended_ = "committed";
+    return api->commit(id_);
+  }
+  Task<void> rollback() {
+    auto* api = open();
+    ended_ = "rolled back";
+    return api->rollback(id_);
+  }
 
  private:
-  detail::DbApi* ended() {
-    auto* api = std::exchange(api_, nullptr);
-    if (api == nullptr) {
-      throw ActorError(Error{"sqlite", "transaction_closed", "The transaction has already ended",
+  detail::DbApi* open() const {
+    if (api_ == nullptr || ended_ != nullptr) {
+      throw ActorError(Error{"sqlite", "transaction_closed",
+                             std::string("The transaction has already ")
+                                 + (ended_ != nullptr ? ended_ : "ended")
+                                 + ": run statements before its commit or rollback",
                              std::nullopt, false});
     }
-    return api;
+    return api_;
   }
 
   detail::DbApi* api_;
   std::uint64_t id_;
+  const char* ended_ = nullptr;  // "committed" or "rolled back" once over
 };
+
+namespace detail {
+// The coroutines behind Database: free functions that copy what they use into their frame, so
+// `auto op = c.db().transaction(...)` stays valid after the Database temporary is gone.
+inline Task<Transaction> begin_transaction(DbApi* api) {
+  auto op = api->begin();
+  auto id = co_await std::move(op);
+  co_return Transaction(api, id);
+}
+
+template <class F>
+Task<typename TaskResult<std::invoke_result_t<F&, Transaction&>>::type> run_transaction(DbApi* api,
+                                                                                        F body) {
+  using R = typename TaskResult<std::invoke_result_t<F&, Transaction&>>::type;
+  auto begin_op = begin_transaction(api);
+  auto tx = co_await std::move(begin_op);
+  std::exception_ptr failed;
+  if constexpr (std::is_void_v<R>) {
+    try {
+      co_await body(tx);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    if (failed) {
+      co_await tx.rollback();
+      std::rethrow_exception(failed);
+    }
+    co_await tx.commit();
+  } else {
+    std::optional<R> out;
+    try {
+      out.emplace(co_await body(tx));
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    if (failed) {
+      co_await tx.rollback();
+      std::rethrow_exception(failed);
+    }
+    co_await tx.commit();
+    co_return std::move(*out);
+  }
+}
+}  // namespace detail
 
 class Database {
  public:
@@ -125,7 +179,7 @@ class Database {
   }
 
   /// Begins a transaction; commit it with `co_await tx.commit()`.
-  Task<Transaction> begin() const;
+  Task<Transaction> begin() const { return detail::begin_transaction(api_); }
 
   /// Runs `body(tx)` in a transaction: committed when it returns, rolled back (and the exception
   /// rethrown) when it throws.
@@ -136,43 +190,11 @@ class Database {
   template <class F>
   Task<typename detail::TaskResult<std::invoke_result_t<F&, Transaction&>>::type> transaction(
       F body) const {
-    using R = typename detail::TaskResult<std::invoke_result_t<F&, Transaction&>>::type;
-    auto tx = co_await begin();
-    std::exception_ptr failed;
-    if constexpr (std::is_void_v<R>) {
-      try {
-        co_await body(tx);
-      } catch (...) {
-        failed = std::current_exception();
-      }
-      if (failed) {
-        co_await tx.rollback();
-        std::rethrow_exception(failed);
-      }
-      co_await tx.commit();
-    } else {
-      std::optional<R> out;
-      try {
-        out.emplace(co_await body(tx));
-      } catch (...) {
-        failed = std::current_exception();
-      }
-      if (failed) {
-        co_await tx.rollback();
-        std::rethrow_exception(failed);
-      }
-      co_await tx.commit();
-      co_return std::move(*out);
-    }
+    return detail::run_transaction(api_, std::move(body));
   }
 
  private:
   detail::DbApi* api_;
 };
-
-inline Task<Transaction> Database::begin() const {
-  auto id = co_await api_->begin();
-  co_return Transaction(api_, id);
-}
 
 }  // namespace rivetkit

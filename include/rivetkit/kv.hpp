@@ -93,11 +93,20 @@ class Kv {
   detail::KvApi* api_;
 };
 
-inline Task<std::optional<std::string>> Kv::get(std::string key) const {
+namespace detail {
+// A free coroutine (not a member): `auto op = c.kv().get(k)` stays valid after the Kv temporary
+// is gone, as the frame holds the api pointer itself.
+inline Task<std::optional<std::string>> kv_get_one(KvApi* api, std::string key) {
   std::vector<std::string> keys;
   keys.push_back(std::move(key));
-  auto values = co_await api_->get(std::move(keys));
+  auto op = api->get(std::move(keys));
+  auto values = co_await std::move(op);
   co_return values.empty() ? std::nullopt : std::move(values.front());
+}
+}  // namespace detail
+
+inline Task<std::optional<std::string>> Kv::get(std::string key) const {
+  return detail::kv_get_one(api_, std::move(key));
 }
 
 }  // namespace rivetkit

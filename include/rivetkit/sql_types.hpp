@@ -68,4 +68,12 @@ struct Migration {
   std::string sql;
 };
 
+/// How an actor's database behaves (ActorBuilder::database).
+struct DatabaseOptions {
+  /// Log a warning (once per database) when a transaction begun with a plain `BEGIN` stays open
+  /// across calls: other calls' statements then run inside it (RivetKit's
+  /// `warnOnManualTransactions`). Use Database::transaction instead, or turn this off.
+  bool warn_on_manual_transactions = true;
+};
+
 }  // namespace rivetkit

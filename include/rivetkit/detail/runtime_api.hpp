@@ -278,6 +278,7 @@ struct EventDefinition {
 /// A declared database (ActorBuilder::database): its migrations, in version order.
 struct DatabaseDefinition {
   std::vector<Migration> migrations;
+  DatabaseOptions options;
 };
 
 struct ActorDefinitionData {

@@ -378,7 +378,20 @@ Task<SqlResult> ActorDatabase::execute(std::string sql, SqlParams params) {
     return c.execute(sql, params);
   };
   auto op = run_or_throw(std::move(job));
-  co_return co_await std::move(op);
+  auto result = co_await std::move(op);
+  // A plain BEGIN left open across calls: the next callers' statements run inside it (the lease
+  // only orders statements). RivetKit warns once per database; so do we.
+  if (conn_ && open_txn_ == 0 && conn_->in_transaction() && !warned_manual_
+      && definition_->options.warn_on_manual_transactions) {
+    warned_manual_ = true;
+    log::warn(
+        "actor {}: Manual cross-call SQLite transactions can interleave with the statements of "
+        "other calls (a BEGIN run through execute() stays open after the call). Use "
+        "c.db().transaction(...) instead. Set warnOnManualTransactions: false "
+        "(DatabaseOptions::warn_on_manual_transactions) to silence this warning.",
+        actor_id_);
+  }
+  co_return result;
 }
 
 Task<std::uint64_t> ActorDatabase::begin() {

@@ -147,6 +147,7 @@ class ActorDatabase final : public detail::DbApi {
   std::shared_ptr<sql::PageFile> file_;
   std::shared_ptr<sql::SqlConnection> conn_;
   bool closed_ = false;
+  bool warned_manual_ = false;  // the manual-transaction warning, once per database
   // The lease: whoever runs statements now; the others wait in order.
   bool leased_ = false;
   std::deque<std::shared_ptr<Waiter>> waiters_;

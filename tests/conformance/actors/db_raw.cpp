@@ -1,14 +1,18 @@
 // actor-db-raw.ts: dbActorRaw, the suite's main SQL actor (table test_data), on c.db(). Ported:
-// CRUD, transactions (commit, rollback on a throw, several statements, automatic rollback of a
-// failed statement), payloads, maintenance (page count, VACUUM, integrity check), the disconnect
-// insert and lifecycle actions. Not ported: the Actor Runtime Socket (TypeScript's, out of scope:
-// catalogue.md) and the transaction hold/diagnostic actions that rely on RivetKit's transaction
-// handle API.
+// CRUD, transactions (commit, rollback on a throw, several statements, automatic rollback,
+// queued concurrent transactions, ordinary SQL parked behind one, a finished handle, manual
+// BEGIN/COMMIT across calls), payloads and workloads, maintenance (page count, VACUUM, integrity
+// check), the disconnect insert and lifecycle actions; and dbActorManualWarningsDisabled. Not
+// ported: the Actor Runtime Socket (TypeScript's: catalogue.md), the transaction hold actions and
+// the deadlock/expiry diagnostics, which rely on RivetKit's per-transaction timeout option.
 
 #include "fixture.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +50,53 @@ rivetkit::Task<void> record_lifecycle(rivetkit::Context<RawTypes> c, std::string
   }
   auto op = tell(c.client(), "lifecycleObserver", {*observer}, "recordEvent",
                  rivetkit::Value::object({{"actorKey", joined_key(c.key())}, {"event", event}}));
+  co_await std::move(op);
+}
+
+rivetkit::Task<std::vector<std::string>> values_in_order(rivetkit::Context<RawTypes> c) {
+  auto op = c.db().execute("SELECT value FROM test_data ORDER BY id");
+  auto r = co_await std::move(op);
+  std::vector<std::string> out;
+  for (auto& row : r.rows) {
+    out.push_back(row.at(0).as_string());
+  }
+  co_return out;
+}
+
+// One transaction inserting `value`.
+rivetkit::Task<void> insert_in_transaction(rivetkit::Context<RawTypes> c, std::string value) {
+  auto op = c.db().transaction([&](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+    auto insert = tx.execute("INSERT INTO test_data (value, payload, created_at) VALUES (?, '', ?)",
+                             value, now_ms());
+    co_await std::move(insert);
+  });
+  co_await std::move(op);
+}
+
+// A transaction that inserts `first`, says so, waits 20 ms and inserts `last`.
+rivetkit::Task<void> slow_transaction(rivetkit::Context<RawTypes> c,
+                                      std::string first,
+                                      std::string last,
+                                      std::shared_ptr<rivetkit::detail::Latch> started) {
+  auto op = c.db().transaction([&](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+    auto a = tx.execute("INSERT INTO test_data (value, payload, created_at) VALUES (?, '', ?)",
+                        first, now_ms());
+    co_await std::move(a);
+    started->set();
+    co_await c.wait(std::chrono::milliseconds(20));
+    auto b = tx.execute("INSERT INTO test_data (value, payload, created_at) VALUES (?, '', ?)",
+                        last, now_ms());
+    co_await std::move(b);
+  });
+  co_await std::move(op);
+}
+
+rivetkit::Task<void> ordinary_insert(rivetkit::Context<RawTypes> c,
+                                     std::string value,
+                                     std::shared_ptr<rivetkit::detail::Latch> after) {
+  co_await after->wait();
+  auto op = c.db().execute("INSERT INTO test_data (value, payload, created_at) VALUES (?, '', ?)",
+                           value, now_ms());
   co_await std::move(op);
 }
 
@@ -209,6 +260,161 @@ rivetkit::ActorDefinition db_actor_raw() {
                 }
                 co_return out;
               })
+      .action("transactionAutomaticRollback",
+              [](auto& c) -> rivetkit::Task<rivetkit::Array> {
+                auto setup = c.db().execute(
+                    "CREATE TABLE IF NOT EXISTS transaction_rollback_probe (id INTEGER PRIMARY "
+                    "KEY, value TEXT NOT NULL); DELETE FROM transaction_rollback_probe;");
+                co_await std::move(setup);
+                try {
+                  auto op =
+                      c.db().transaction([](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+                        auto a = tx.execute(
+                            "INSERT INTO transaction_rollback_probe(id, value) VALUES (1, "
+                            "'first')");
+                        co_await std::move(a);
+                        auto b = tx.execute(
+                            "INSERT OR ROLLBACK INTO transaction_rollback_probe(id, value) VALUES "
+                            "(1, 'duplicate')");
+                        co_await std::move(b);
+                      });
+                  co_await std::move(op);
+                } catch (const rivetkit::ActorError&) {
+                  // SQLite's ROLLBACK conflict policy already ended the transaction.
+                }
+                auto after = c.db().execute(
+                    "INSERT INTO transaction_rollback_probe(id, value) VALUES (2, 'after')");
+                co_await std::move(after);
+                auto read =
+                    c.db().execute("SELECT id, value FROM transaction_rollback_probe ORDER BY id");
+                auto r = co_await std::move(read);
+                co_return r.objects();
+              })
+      .action("concurrentTransactions",
+              [](auto& c) -> rivetkit::Task<std::vector<std::string>> {
+                auto started = c.api()->make_latch();
+                auto first = c.keep_awake(slow_transaction(c, "first-start", "first-end", started));
+                co_await started->wait();
+                auto second = c.keep_awake(insert_in_transaction(c, "second"));
+                auto third = c.keep_awake(insert_in_transaction(c, "third"));
+                co_await first.result();
+                co_await second.result();
+                co_await third.result();
+                auto op = values_in_order(c);
+                co_return co_await std::move(op);
+              })
+      .action("transactionParksOrdinarySql",
+              [](auto& c) -> rivetkit::Task<std::vector<std::string>> {
+                auto started = c.api()->make_latch();
+                auto tx = c.keep_awake(slow_transaction(c, "tx-start", "tx-end", started));
+                auto ordinary = c.keep_awake(ordinary_insert(c, "ordinary", started));
+                co_await tx.result();
+                co_await ordinary.result();
+                auto op = values_in_order(c);
+                co_return co_await std::move(op);
+              })
+      .action("terminalTransactionDiagnostic",
+              [](auto& c) -> rivetkit::Task<std::string> {
+                auto tx_op = c.db().begin();
+                auto tx = co_await std::move(tx_op);
+                auto select = tx.execute("SELECT 1");
+                co_await std::move(select);
+                co_await tx.commit();
+                try {
+                  auto again = tx.execute("SELECT 1");
+                  co_await std::move(again);
+                  co_return std::string("unexpected success");
+                } catch (const rivetkit::ActorError& e) {
+                  co_return e.error().message;
+                }
+              })
+      .action("manualTransactionCompatibility",
+              [](auto& c) -> rivetkit::Task<std::int64_t> {
+                auto begin = c.db().execute("BEGIN");
+                co_await std::move(begin);
+                std::exception_ptr failed;
+                try {
+                  auto insert = c.db().execute(
+                      "INSERT INTO test_data (value, payload, created_at) VALUES "
+                      "('manual-compatible', '', ?)",
+                      now_ms());
+                  co_await std::move(insert);
+                  auto commit = c.db().execute("COMMIT");
+                  co_await std::move(commit);
+                } catch (...) {
+                  failed = std::current_exception();
+                }
+                if (failed) {
+                  auto rollback = c.db().execute("ROLLBACK");
+                  co_await std::move(rollback);
+                  std::rethrow_exception(failed);
+                }
+                auto op = count_where(
+                    c, "SELECT count(*) AS count FROM test_data WHERE value = 'manual-compatible'");
+                co_return co_await std::move(op);
+              })
+      .action("roundRobinUpdateValues",
+              [](auto& c, std::vector<double> ids,
+                 double iterations) -> rivetkit::Task<rivetkit::Array> {
+                std::vector<std::int64_t> rows;
+                for (double id : ids) {
+                  auto v = static_cast<std::int64_t>(id);
+                  if (v > 0 && std::find(rows.begin(), rows.end(), v) == rows.end()) {
+                    rows.push_back(v);
+                  }
+                }
+                const auto n = std::max<std::int64_t>(0, static_cast<std::int64_t>(iterations));
+                if (rows.empty() || n == 0) {
+                  co_return rivetkit::Array{};
+                }
+                auto op =
+                    c.db().transaction([&](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+                      for (std::int64_t i = 0; i < n; ++i) {
+                        auto update = tx.execute("UPDATE test_data SET value = ? WHERE id = ?",
+                                                 "v-" + std::to_string(i),
+                                                 rows[static_cast<std::size_t>(i) % rows.size()]);
+                        co_await std::move(update);
+                      }
+                    });
+                co_await std::move(op);
+                std::string in;
+                for (auto id : rows) {
+                  in += (in.empty() ? "" : ",") + std::to_string(id);
+                }
+                auto read = c.db().execute("SELECT id, value FROM test_data WHERE id IN (" + in
+                                           + ") ORDER BY id");
+                auto r = co_await std::move(read);
+                co_return r.objects();
+              })
+      .action(
+          "runMixedWorkload",
+          [](auto& c, double seed_count, double churn_count) -> rivetkit::Task<void> {
+            const auto seeds = std::max<std::int64_t>(1, static_cast<std::int64_t>(seed_count));
+            const auto churn = std::max<std::int64_t>(0, static_cast<std::int64_t>(churn_count));
+            const auto now = now_ms();
+            auto op = c.db().transaction([&](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+              const std::string upsert =
+                  "INSERT OR REPLACE INTO test_data (id, value, payload, created_at) VALUES "
+                  "(?, ?, ?, ?)";
+              for (std::int64_t i = 0; i < seeds; ++i) {
+                std::string payload(static_cast<std::size_t>(1024 + (i % 5) * 128), 'x');
+                auto put = tx.execute(upsert, i + 1, "seed-" + std::to_string(i), payload, now);
+                co_await std::move(put);
+              }
+              for (std::int64_t i = 0; i < churn; ++i) {
+                const auto id = (i % seeds) + 1;
+                if (i % 9 == 0) {
+                  auto del = tx.execute("DELETE FROM test_data WHERE id = ?", id);
+                  co_await std::move(del);
+                } else {
+                  std::string payload(static_cast<std::size_t>(768 + (i % 7) * 96), 'x');
+                  auto put = tx.execute(upsert, id, "upd-" + std::to_string(i), payload, now + i);
+                  co_await std::move(put);
+                }
+              }
+            });
+            co_await std::move(op);
+          })
       .action("insertPayloadOfSize",
               [](auto& c, std::int64_t size) -> rivetkit::Task<rivetkit::Value> {
                 auto op = c.db().execute(
@@ -290,10 +496,30 @@ rivetkit::ActorDefinition db_actor_raw() {
       .action("ping", [](auto&) { return std::string("pong"); });
 }
 
+rivetkit::ActorDefinition db_actor_manual_warnings_disabled() {
+  rivetkit::DatabaseOptions options;
+  options.warn_on_manual_transactions = false;
+  return rivetkit::actor("dbActorManualWarningsDisabled")
+      .database({}, options)
+      .action("manualTransactionCompatibility",
+              [](auto& c, std::string marker) -> rivetkit::Task<bool> {
+                auto begin = c.db().execute("BEGIN");
+                co_await std::move(begin);
+                auto select = c.db().execute("SELECT 1");
+                co_await std::move(select);
+                auto commit = c.db().execute("COMMIT");
+                co_await std::move(commit);
+                std::printf("%s\n", marker.c_str());
+                std::fflush(stdout);
+                co_return true;
+              });
+}
+
 }  // namespace
 
 void add_db_raw_actors(rivetkit::Registry& registry) {
   registry.add(db_actor_raw());
+  registry.add(db_actor_manual_warnings_disabled());
 }
 
 }  // namespace fixture

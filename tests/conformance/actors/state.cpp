@@ -40,11 +40,15 @@ rivetkit::ActorDefinition stateless_actor() {
                   return rivetkit::Value::object({{"success", false}, {"error", e.what()}});
                 }
               })
-      .action("tryGetDb", [](auto&) {
-        // NEEDS: c.db() (SQLite, a later issue). rivetkit-cpp gives actors no database yet, so
-        // the answer is the one an actor without a database gets.
-        return rivetkit::Value::object(
-            {{"success", false}, {"error", "database is not enabled for this actor"}});
+      .action("tryGetDb", [](auto& c) -> rivetkit::Task<rivetkit::Value> {
+        // An actor without a database: c.db() throws database.not_enabled.
+        try {
+          auto op = c.db().execute("SELECT 1");
+          co_await std::move(op);
+          co_return rivetkit::Value::object({{"success", true}});
+        } catch (const rivetkit::ActorError& e) {
+          co_return rivetkit::Value::object({{"success", false}, {"error", e.what()}});
+        }
       });
 }
 

@@ -110,7 +110,7 @@ class ActorDatabaseTest : public ::testing::Test, public ActorDatabase::Host {
   MemoryStore store;
   std::shared_ptr<int> owner = std::make_shared<int>(0);
   int changed = 0;
-  detail::DatabaseDefinition schema{{{1, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"}}};
+  detail::DatabaseDefinition schema{{{1, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"}}, {}};
 };
 
 TEST_F(ActorDatabaseTest, CommittedPagesReachTheStoreOnlyThroughTheActorsWrite) {
