@@ -38,6 +38,7 @@
 #include <rivetkit/sql_types.hpp>
 #include <rivetkit/task.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <optional>
@@ -120,17 +121,18 @@ class Transaction {
 namespace detail {
 // The coroutines behind Database: free functions that copy what they use into their frame, so
 // `auto op = c.db().transaction(...)` stays valid after the Database temporary is gone.
-inline Task<Transaction> begin_transaction(DbApi* api) {
-  auto op = api->begin();
+inline Task<Transaction> begin_transaction(DbApi* api,
+                                           std::optional<std::chrono::milliseconds> timeout) {
+  auto op = api->begin(timeout);
   auto id = co_await std::move(op);
   co_return Transaction(api, id);
 }
 
 template <class F>
-Task<typename TaskResult<std::invoke_result_t<F&, Transaction&>>::type> run_transaction(DbApi* api,
-                                                                                        F body) {
+Task<typename TaskResult<std::invoke_result_t<F&, Transaction&>>::type> run_transaction(
+    DbApi* api, F body, std::optional<std::chrono::milliseconds> timeout) {
   using R = typename TaskResult<std::invoke_result_t<F&, Transaction&>>::type;
-  auto begin_op = begin_transaction(api);
+  auto begin_op = begin_transaction(api, timeout);
   auto tx = co_await std::move(begin_op);
   std::exception_ptr failed;
   if constexpr (std::is_void_v<R>) {
@@ -179,7 +181,12 @@ class Database {
   }
 
   /// Begins a transaction; commit it with `co_await tx.commit()`.
-  Task<Transaction> begin() const { return detail::begin_transaction(api_); }
+  /// Past `timeout` (default: the action timeout plus a second) it expires: rolled back, the
+  /// statements of other calls waiting behind it rejected, and the handle answers
+  /// `sqlite.transaction_expired` (a backstop against a transaction that waits for itself).
+  Task<Transaction> begin(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const {
+    return detail::begin_transaction(api_, timeout);
+  }
 
   /// Runs `body(tx)` in a transaction: committed when it returns, rolled back (and the exception
   /// rethrown) when it throws.
@@ -187,10 +194,11 @@ class Database {
   ///       co_await tx.execute("UPDATE accounts SET balance = balance - ? WHERE id = ?", n, a);
   ///       co_await tx.execute("UPDATE accounts SET balance = balance + ? WHERE id = ?", n, b);
   ///     });
+  /// `timeout`: as for begin().
   template <class F>
   Task<typename detail::TaskResult<std::invoke_result_t<F&, Transaction&>>::type> transaction(
-      F body) const {
-    return detail::run_transaction(api_, std::move(body));
+      F body, std::optional<std::chrono::milliseconds> timeout = std::nullopt) const {
+    return detail::run_transaction(api_, std::move(body), timeout);
   }
 
  private:

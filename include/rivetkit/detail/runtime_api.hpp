@@ -115,8 +115,10 @@ class DbApi {
   virtual ~DbApi() = default;
   /// Runs `sql` (one or more statements) outside any transaction of another caller.
   virtual Task<SqlResult> execute(std::string sql, SqlParams params) = 0;
-  /// Begins a transaction; statements of other callers wait until it ends. Returns its id.
-  virtual Task<std::uint64_t> begin() = 0;
+  /// Begins a transaction; statements of other callers wait until it ends. Returns its id. Past
+  /// `timeout` (default: the action timeout plus a second) it expires: rolled back, the
+  /// statements waiting behind it rejected, and its handle answers `sqlite.transaction_expired`.
+  virtual Task<std::uint64_t> begin(std::optional<std::chrono::milliseconds> timeout) = 0;
   /// Runs `sql` inside transaction `txn`.
   virtual Task<SqlResult> execute_in(std::uint64_t txn, std::string sql, SqlParams params) = 0;
   virtual Task<void> commit(std::uint64_t txn) = 0;

@@ -196,11 +196,14 @@ Task<ActorDatabase::Lease> ActorDatabase::acquire() {
       }
     }
   } guard{this, waiter};
-  while (!waiter->granted) {
+  while (!waiter->granted && !waiter->rejected) {
     auto op = waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
     co_await std::move(op);
   }
   guard.taken = true;
+  if (waiter->rejected) {
+    throw ActorError(*waiter->rejected);
+  }
   co_return Lease(this);
 }
 
@@ -394,7 +397,7 @@ Task<SqlResult> ActorDatabase::execute(std::string sql, SqlParams params) {
   co_return result;
 }
 
-Task<std::uint64_t> ActorDatabase::begin() {
+Task<std::uint64_t> ActorDatabase::begin(std::optional<std::chrono::milliseconds> timeout) {
   auto hold = host_.hold();
   check_usable();
   auto lease = co_await acquire();
@@ -407,39 +410,115 @@ Task<std::uint64_t> ActorDatabase::begin() {
   const auto txn = next_txn_++;
   open_txn_ = txn;
   txn_lease_.emplace(std::move(lease));
-  // A deadlock backstop (RivetKit's transaction timeout): a transaction still open after the
-  // statement timeout is rolled back and its lease passed on.
-  txn_watchdog_ = std::make_shared<asio::steady_timer>(strand_, statement_timeout_);
+  // A deadlock backstop (RivetKit's transaction timeout): a transaction that waits for itself (a
+  // statement of the outer database, or a nested transaction, inside its body) would hold every
+  // other statement of the actor for ever.
+  const auto after = timeout.value_or(statement_timeout_);
+  txn_watchdog_ = std::make_shared<asio::steady_timer>(strand_, after);
   auto watchdog = [](ActorDatabase* self, std::shared_ptr<void> held,
-                     std::shared_ptr<asio::steady_timer> timer, std::uint64_t id) -> Task<void> {
+                     std::shared_ptr<asio::steady_timer> timer, std::uint64_t id,
+                     std::chrono::milliseconds ms) -> Task<void> {
     auto wait_op = timer->async_wait(asio::as_tuple(asio::use_awaitable));
     auto [ec] = co_await std::move(wait_op);
     if (!ec && self->open_txn_ == id) {
       log::warn("transaction {} of actor {} still open after {} ms: rolled back", id,
-                self->actor_id_, self->statement_timeout_.count());
-      self->abandon(id);
+                self->actor_id_, ms.count());
+      self->expire(id, ms);
     }
     (void)held;
   };
-  asio::co_spawn(strand_, watchdog(this, hold, txn_watchdog_, txn), asio::detached);
+  asio::co_spawn(strand_, watchdog(this, hold, txn_watchdog_, txn, after), asio::detached);
   co_return txn;
+}
+
+Error ActorDatabase::expired_error(std::uint64_t txn) const {
+  auto it = expired_.find(txn);
+  const auto ms = it == expired_.end() ? 0 : it->second;
+  return Error{"sqlite", "transaction_expired",
+               "The SQLite transaction expired after " + std::to_string(ms) +
+                   " ms and was rolled back. The timeout is a deadlock safety backstop: raise the "
+                   "transaction's timeout if it really needs longer, and look for a nested "
+                   "transaction or a statement run on the outer `db` (c.db()) instead of `tx` "
+                   "inside the transaction's body.",
+               Value::object({{"timeoutMs", ms}}), false};
+}
+
+void ActorDatabase::expire(std::uint64_t txn, std::chrono::milliseconds after) {
+  if (txn != open_txn_ || txn == 0) {
+    return;
+  }
+  if (expired_.size() > 1024) {
+    expired_.clear();
+  }
+  expired_[txn] = after.count();
+  open_txn_ = 0;
+  if (txn_watchdog_) {
+    txn_watchdog_->cancel();
+    txn_watchdog_.reset();
+  }
+  // What waited behind it never runs.
+  auto error = expired_error(txn);
+  for (auto& waiter : waiters_) {
+    waiter->rejected = error;
+    waiter->timer.cancel();
+  }
+  waiters_.clear();
+  expired_lease_.emplace(std::move(*txn_lease_));
+  txn_lease_.reset();
+  if (txn_busy_) {
+    finish_after_statement_ = true;  // the connection is in use: roll back once it returns
+  } else {
+    asio::co_spawn(strand_, finish_expired(host_.hold()), asio::detached);
+  }
+}
+
+Task<void> ActorDatabase::finish_expired(std::shared_ptr<void> held) {
+  if (conn_ && !closed_) {
+    Job job = [](sql::SqlConnection& c) -> Result<SqlResult> {
+      c.rollback();
+      return SqlResult{};
+    };
+    auto op = run(std::move(job));
+    co_await std::move(op);
+  }
+  expired_lease_.reset();  // the next caller's turn
+  (void)held;
 }
 
 Task<SqlResult> ActorDatabase::execute_in(std::uint64_t txn, std::string sql, SqlParams params) {
   auto hold = host_.hold();
   check_usable();
+  if (expired_.count(txn) != 0) {
+    throw ActorError(expired_error(txn));
+  }
   if (txn != open_txn_) {
     throw ActorError(transaction_closed(txn));
   }
   Job job = [sql = std::move(sql), params = std::move(params)](sql::SqlConnection& c) {
     return c.execute(sql, params);
   };
-  auto op = run_or_throw(std::move(job));
-  co_return co_await std::move(op);
+  txn_busy_ = true;
+  auto op = run(std::move(job));
+  auto r = co_await std::move(op);
+  txn_busy_ = false;
+  if (finish_after_statement_) {
+    finish_after_statement_ = false;
+    asio::co_spawn(strand_, finish_expired(hold), asio::detached);
+  }
+  if (expired_.count(txn) != 0) {
+    throw ActorError(expired_error(txn));
+  }
+  if (!r) {
+    throw ActorError(r.error());
+  }
+  co_return std::move(*r);
 }
 
 Task<void> ActorDatabase::end_transaction(std::uint64_t txn, bool commit) {
   auto hold = host_.hold();
+  if (expired_.count(txn) != 0) {
+    throw ActorError(expired_error(txn));
+  }
   if (txn != open_txn_ || txn == 0) {
     throw ActorError(transaction_closed(txn));
   }

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -98,7 +99,7 @@ class ActorDatabase final : public detail::DbApi {
 
   // ---- detail::DbApi --------------------------------------------------------------------------
   Task<SqlResult> execute(std::string sql, SqlParams params) override;
-  Task<std::uint64_t> begin() override;
+  Task<std::uint64_t> begin(std::optional<std::chrono::milliseconds> timeout) override;
   Task<SqlResult> execute_in(std::uint64_t txn, std::string sql, SqlParams params) override;
   Task<void> commit(std::uint64_t txn) override;
   Task<void> rollback(std::uint64_t txn) override;
@@ -111,6 +112,9 @@ class ActorDatabase final : public detail::DbApi {
         : timer(ex, boost::asio::steady_timer::time_point::max()) {}
     boost::asio::steady_timer timer;
     bool granted = false;
+    // Set instead of granted: the transaction it waited behind expired (the statement must not
+    // run, as in RivetKit).
+    std::optional<Error> rejected;
   };
   // The right to run statements, passed on when it is dropped.
   class Lease {
@@ -137,6 +141,12 @@ class ActorDatabase final : public detail::DbApi {
   /// After a job: pages committed by it are announced to the host.
   void after_job();
   Task<void> end_transaction(std::uint64_t txn, bool commit);
+  /// The open transaction outlived its timeout: it is rolled back, the statements parked behind
+  /// it are rejected, and its handle only answers with the expiry from now on.
+  void expire(std::uint64_t txn, std::chrono::milliseconds after);
+  /// Rolls back the expired transaction's work and passes its lease on.
+  Task<void> finish_expired(std::shared_ptr<void> held);
+  Error expired_error(std::uint64_t txn) const;
 
   std::string actor_id_;
   const detail::DatabaseDefinition* definition_;
@@ -156,6 +166,10 @@ class ActorDatabase final : public detail::DbApi {
   std::uint64_t open_txn_ = 0;
   std::optional<Lease> txn_lease_;
   std::shared_ptr<boost::asio::steady_timer> txn_watchdog_;
+  bool txn_busy_ = false;                // a statement of the open transaction is running
+  bool finish_after_statement_ = false;  // it expired meanwhile: roll back once it returns
+  std::optional<Lease> expired_lease_;   // held until the expired transaction is rolled back
+  std::map<std::uint64_t, std::int64_t> expired_;  // transaction -> its timeout (ms)
   // The size in pages the store holds (pages past a smaller new size are deleted).
   std::uint32_t stored_size_ = 0;
 };

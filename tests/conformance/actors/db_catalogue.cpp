@@ -1,10 +1,11 @@
-// db-lifecycle.ts, db-pragma-migration.ts, db-init-order.ts: dbLifecycle (sleep/destroy churn
-// with a database), dbPragmaMigrationActor (two versioned migrations; the version is read from
-// rivetkit-cpp's own record, `_rivetkit_migrations`, where RivetKit's helper keeps its
-// `items_schema_version` table), and the dbInitOrder family (the database usable in every hook,
-// the teardown hooks' observations kept in process memory for dbInitOrderObserver). Not ported:
-// dbLifecycleFailing and dbLifecycleObserver (registered by the suite, used by no test; they
-// count RivetKit's database-provider callbacks).
+// db-lifecycle.ts, db-pragma-migration.ts, db-init-order.ts, scheduled-db.ts: dbLifecycle
+// (sleep/destroy churn with a database), dbPragmaMigrationActor (two versioned migrations; the
+// version is read from rivetkit-cpp's own record, `_rivetkit_migrations`, where RivetKit's helper
+// keeps its `items_schema_version` table), and the dbInitOrder family (the database usable in every
+// hook, the teardown hooks' observations kept in process memory for dbInitOrderObserver),
+// scheduledDb (a scheduled action using the database). Not ported: dbLifecycleFailing and
+// dbLifecycleObserver (registered by the suite, used by no test; they count RivetKit's
+// database-provider callbacks).
 
 #include "fixture.hpp"
 
@@ -95,6 +96,35 @@ rivetkit::ActorDefinition db_pragma_migration() {
                 co_return out;
               })
       .action("triggerSleep", [](auto& c) { c.sleep(); });
+}
+
+// scheduled-db.ts: a scheduled action that writes to the database and the state.
+struct ScheduledDbState {
+  std::int64_t scheduledCount = 0;
+};
+RIVETKIT_FIELDS(ScheduledDbState, scheduledCount)
+
+rivetkit::ActorDefinition scheduled_db() {
+  return rivetkit::actor<ScheduledDbState>("scheduledDb")
+      .database({{1,
+                  "CREATE TABLE IF NOT EXISTS scheduled_log (id INTEGER PRIMARY KEY "
+                  "AUTOINCREMENT, action TEXT NOT NULL, created_at INTEGER NOT NULL)"}})
+      .action("scheduleDbWrite",
+              [](auto& c, double delay_ms) {
+                c.schedule().after(std::chrono::milliseconds(static_cast<std::int64_t>(delay_ms)),
+                                   "onScheduledDbWrite");
+              })
+      .action("onScheduledDbWrite",
+              [](auto& c) -> rivetkit::Task<void> {
+                c.state().scheduledCount += 1;
+                auto op = c.db().execute(
+                    "INSERT INTO scheduled_log (action, created_at) VALUES ('scheduled', ?)",
+                    now_ms());
+                co_await std::move(op);
+              })
+      .action("getLogCount",
+              [](auto& c) { return count_rows(c, "SELECT COUNT(*) as count FROM scheduled_log"); })
+      .action("getScheduledCount", [](auto& c) { return c.read_state().scheduledCount; });
 }
 
 // The teardown hooks' observations, per actor id, in process memory (as the suite keeps them).
@@ -232,6 +262,7 @@ rivetkit::ActorDefinition init_order_observer() {
 
 void add_db_catalogue_actors(rivetkit::Registry& registry) {
   registry.add(db_lifecycle());
+  registry.add(scheduled_db());
   registry.add(db_pragma_migration());
   registry.add(init_order_create_state());
   registry.add(init_order_on_create());

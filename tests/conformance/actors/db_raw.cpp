@@ -1,14 +1,15 @@
 // actor-db-raw.ts: dbActorRaw, the suite's main SQL actor (table test_data), on c.db(). Ported:
 // CRUD, transactions (commit, rollback on a throw, several statements, automatic rollback,
 // queued concurrent transactions, ordinary SQL parked behind one, a finished handle, manual
-// BEGIN/COMMIT across calls), payloads and workloads, maintenance (page count, VACUUM, integrity
-// check), the disconnect insert and lifecycle actions; and dbActorManualWarningsDisabled. Not
-// ported: the Actor Runtime Socket (TypeScript's: catalogue.md), the transaction hold actions and
-// the deadlock/expiry diagnostics, which rely on RivetKit's per-transaction timeout option.
+// BEGIN/COMMIT across calls, transaction timeouts: deadlock and expiry diagnostics), payloads and
+// workloads, maintenance (page count, VACUUM, integrity check), the disconnect insert and
+// lifecycle actions; and dbActorManualWarningsDisabled. Not ported: the Actor Runtime Socket
+// (TypeScript's: catalogue.md) and the transaction hold actions (only the socket tests use them).
 
 #include "fixture.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -98,6 +99,20 @@ rivetkit::Task<void> ordinary_insert(rivetkit::Context<RawTypes> c,
   auto op = c.db().execute("INSERT INTO test_data (value, payload, created_at) VALUES (?, '', ?)",
                            value, now_ms());
   co_await std::move(op);
+}
+
+// A statement that waits behind an open transaction; records whether it ran or was rejected.
+rivetkit::Task<void> park_insert(rivetkit::Context<RawTypes> c,
+                                 std::shared_ptr<rivetkit::Value> result) {
+  try {
+    auto op = c.db().execute(
+        "INSERT INTO test_data (value, payload, created_at) VALUES ('must-not-run', '', ?)",
+        now_ms());
+    co_await std::move(op);
+    *result = rivetkit::Value::object({{"status", "executed"}});
+  } catch (const rivetkit::ActorError& e) {
+    *result = rivetkit::Value::object({{"status", "rejected"}, {"message", e.error().message}});
+  }
 }
 
 rivetkit::ActorDefinition db_actor_raw() {
@@ -231,11 +246,13 @@ rivetkit::ActorDefinition db_actor_raw() {
                 }
               })
       .action("transactionWithTimeout",
-              [](auto& c, double) -> rivetkit::Task<void> {
-                auto op = c.db().transaction([](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
-                  auto select = tx.execute("SELECT 1");
-                  co_await std::move(select);
-                });
+              [](auto& c, double timeout_ms) -> rivetkit::Task<void> {
+                auto op = c.db().transaction(
+                    [](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+                      auto select = tx.execute("SELECT 1");
+                      co_await std::move(select);
+                    },
+                    std::chrono::milliseconds(static_cast<std::int64_t>(timeout_ms)));
                 co_await std::move(op);
               })
       .action("transactionExec",
@@ -313,6 +330,72 @@ rivetkit::ActorDefinition db_actor_raw() {
                 auto op = values_in_order(c);
                 co_return co_await std::move(op);
               })
+      .action("transactionDeadlockDiagnostic",
+              [](auto& c, bool nested) -> rivetkit::Task<std::string> {
+                try {
+                  auto op = c.db().transaction(
+                      [&](rivetkit::Transaction&) -> rivetkit::Task<void> {
+                        if (nested) {
+                          auto inner = c.db().transaction(
+                              [](rivetkit::Transaction&) -> rivetkit::Task<void> { co_return; });
+                          co_await std::move(inner);
+                        } else {
+                          auto outer = c.db().execute("SELECT 1");
+                          co_await std::move(outer);
+                        }
+                      },
+                      std::chrono::milliseconds(50));
+                  co_await std::move(op);
+                  co_return std::string("unexpected success");
+                } catch (const rivetkit::ActorError& e) {
+                  co_return e.error().message;
+                }
+              })
+      .action(
+          "transactionExpiryDiagnostics",
+          [](auto& c) -> rivetkit::Task<rivetkit::Value> {
+            auto parked = std::make_shared<rivetkit::Value>(nullptr);
+            std::optional<rivetkit::BackgroundTask<void>> parked_task;
+            std::string owner_message = "unexpected success";
+            auto tx_op = c.db().begin(std::chrono::milliseconds(50));
+            auto tx = co_await std::move(tx_op);
+            try {
+              auto insert = tx.execute(
+                  "INSERT INTO test_data (value, payload, created_at) VALUES "
+                  "('rolled-back-owner', '', ?)",
+                  now_ms());
+              co_await std::move(insert);
+              parked_task.emplace(c.keep_awake(park_insert(c, parked)));
+              co_await c.wait(std::chrono::milliseconds(80));
+              auto select = tx.execute("SELECT 1");
+              co_await std::move(select);
+              co_await tx.commit();
+            } catch (const rivetkit::ActorError& e) {
+              owner_message = e.error().message;
+            }
+            if (parked_task) {
+              co_await parked_task->result();
+            }
+            std::string leaked_message = "unexpected success";
+            try {
+              auto again = tx.execute("SELECT 1");
+              co_await std::move(again);
+            } catch (const rivetkit::ActorError& e) {
+              leaked_message = e.error().message;
+            }
+            auto read = c.db().execute(
+                "SELECT value FROM test_data WHERE value IN ('rolled-back-owner', 'must-not-run') "
+                "ORDER BY value");
+            auto r = co_await std::move(read);
+            rivetkit::Array values;
+            for (auto& row : r.rows) {
+              values.push_back(row.at(0));
+            }
+            co_return rivetkit::Value::object({{"ownerMessage", owner_message},
+                                               {"parkedResult", *parked},
+                                               {"leakedMessage", leaked_message},
+                                               {"values", std::move(values)}});
+          })
       .action("terminalTransactionDiagnostic",
               [](auto& c) -> rivetkit::Task<std::string> {
                 auto tx_op = c.db().begin();

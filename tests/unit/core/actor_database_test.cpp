@@ -140,7 +140,7 @@ TEST_F(ActorDatabaseTest, AnOpenTransactionGivesNothingAndHoldsOtherStatements) 
   auto db = make(&schema);
   ASSERT_TRUE(open(*db));
   save(*db);
-  auto [txn, e] = run(db->begin());
+  auto [txn, e] = run(db->begin(std::nullopt));
   ASSERT_TRUE(txn) << code_of(e);
   run(db->execute_in(*txn, "INSERT INTO t (v) VALUES ('in-tx')", SqlParams{}));
   EXPECT_FALSE(db->has_changes());
