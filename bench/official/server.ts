@@ -7,12 +7,16 @@
 //   echo           echo(x) -> x
 //   caller         callEcho(key, n): n sequential echo(i) calls to echo[key] through c.client(),
 //                  each timed here; returns the n durations in ms
+//   sql            a SQLite table rows(id, v) through c.db: insertEach(n, size), insertBatch(n,
+//                  size), selectEach(n) (each returns the milliseconds it took inside the actor),
+//                  count(), goToSleep()
 // Run by bench/run.mjs with Node 22 (type stripping):  node bench/official/server.ts
 // Env: RIVET_ENDPOINT (engine guard URL), RIVETKIT_ENGINE_SPAWN=never, RIVET_RUN_SERVICES=0,
 //      BENCH_SLEEP_TIMEOUT_MS (counter idle sleep timeout, default 30000),
 //      BENCH_MAX_MESSAGE_BYTES (message limits, default 1 MiB: the 64 KiB echo needs more than the
 //      65,536-byte default once framed).
 import { actor, setup } from "rivetkit";
+import { db } from "rivetkit/db";
 
 const sleepTimeout = Number(process.env.BENCH_SLEEP_TIMEOUT_MS ?? 30_000);
 let starts = 0;
@@ -68,10 +72,49 @@ export const caller = actor({
 	},
 });
 
+export const sql = actor({
+	state: {},
+	options: { sleepTimeout },
+	db: db({
+		onMigrate: async (d) => {
+			await d.execute("CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
+		},
+	}),
+	actions: {
+		insertEach: async (c, n: number, size: number) => {
+			const v = "x".repeat(size);
+			const t = performance.now();
+			for (let i = 0; i < n; i++) await c.db.execute("INSERT INTO rows (v) VALUES (?)", v);
+			return performance.now() - t;
+		},
+		insertBatch: async (c, n: number, size: number) => {
+			const v = "x".repeat(size);
+			const t = performance.now();
+			await c.db.transaction(async (tx) => {
+				for (let i = 0; i < n; i++) await tx.execute("INSERT INTO rows (v) VALUES (?)", v);
+			});
+			return performance.now() - t;
+		},
+		selectEach: async (c, n: number) => {
+			const t = performance.now();
+			for (let i = 0; i < n; i++) await c.db.execute("SELECT v FROM rows WHERE id = ?", 1 + (i % 100));
+			return performance.now() - t;
+		},
+		count: async (c) => {
+			const r = await c.db.execute<{ n: number }>("SELECT count(*) AS n FROM rows");
+			return r[0].n;
+		},
+		goToSleep: (c) => {
+			c.sleep();
+			return true;
+		},
+	},
+});
+
 const maxMessage = Number(process.env.BENCH_MAX_MESSAGE_BYTES ?? 1_048_576);
 
 export const registry = setup({
-	use: { counter, counterUnheld, echo, caller },
+	use: { counter, counterUnheld, echo, caller, sql },
 	noWelcome: true,
 	maxIncomingMessageSize: maxMessage,
 	maxOutgoingMessageSize: maxMessage,

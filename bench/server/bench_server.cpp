@@ -7,6 +7,10 @@
 //   echo           echo(x) -> x
 //   caller         callEcho(key, n): n sequential echo(i) calls to echo[key] through c.client(),
 //                  each timed here; returns the n durations in ms
+//   sql            a SQLite table rows(id INTEGER PRIMARY KEY, v TEXT): insertEach(n, size) runs n
+//                  single-row INSERTs (each its own SQLite transaction), insertBatch(n, size) one
+//                  transaction of n rows, selectEach(n) n point SELECTs by id; each returns the
+//                  milliseconds it took inside the actor; count(); goToSleep()
 // Runs in local mode, or in engine mode when RIVET_ENDPOINT is set (see the registry).
 // Env: BENCH_SLEEP_TIMEOUT_MS (idle sleep timeout of the counters, default 30000).
 
@@ -94,6 +98,60 @@ rivetkit::ActorDefinition caller() {
                                             });
 }
 
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+rivetkit::ActorDefinition sql() {
+  rivetkit::ActorOptions options;
+  options.sleep_timeout = sleep_timeout();
+  return rivetkit::actor<>("sql")
+      .database({{1, "CREATE TABLE rows (id INTEGER PRIMARY KEY, v TEXT NOT NULL)"}})
+      .options(options)
+      .action("insertEach",
+              [](auto& c, std::int64_t n, std::int64_t size) -> rivetkit::Task<double> {
+                const std::string v(static_cast<std::size_t>(size), 'x');
+                const auto t0 = std::chrono::steady_clock::now();
+                for (std::int64_t i = 0; i < n; ++i) {
+                  auto op = c.db().execute("INSERT INTO rows (v) VALUES (?)", v);
+                  co_await std::move(op);
+                }
+                co_return ms_since(t0);
+              })
+      .action("insertBatch",
+              [](auto& c, std::int64_t n, std::int64_t size) -> rivetkit::Task<double> {
+                const std::string v(static_cast<std::size_t>(size), 'x');
+                const auto t0 = std::chrono::steady_clock::now();
+                auto op = c.db().transaction([&](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+                  for (std::int64_t i = 0; i < n; ++i) {
+                    auto insert = tx.execute("INSERT INTO rows (v) VALUES (?)", v);
+                    co_await std::move(insert);
+                  }
+                });
+                co_await std::move(op);
+                co_return ms_since(t0);
+              })
+      .action("selectEach",
+              [](auto& c, std::int64_t n) -> rivetkit::Task<double> {
+                const auto t0 = std::chrono::steady_clock::now();
+                for (std::int64_t i = 0; i < n; ++i) {
+                  auto op = c.db().execute("SELECT v FROM rows WHERE id = ?", 1 + i % 100);
+                  co_await std::move(op);
+                }
+                co_return ms_since(t0);
+              })
+      .action("count",
+              [](auto& c) -> rivetkit::Task<std::int64_t> {
+                auto op = c.db().execute("SELECT count(*) FROM rows");
+                auto r = co_await std::move(op);
+                co_return r.rows.at(0).at(0).as_int();
+              })
+      .action("goToSleep", [](auto& c) {
+        c.sleep();
+        return true;
+      });
+}
+
 }  // namespace bench
 
 int main(int argc, char** argv) {
@@ -102,5 +160,6 @@ int main(int argc, char** argv) {
   registry.add(bench::counter("counterUnheld", false));
   registry.add(bench::echo());
   registry.add(bench::caller());
+  registry.add(bench::sql());
   return registry.run(argc, argv);
 }
