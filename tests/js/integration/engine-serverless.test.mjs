@@ -152,29 +152,23 @@ describe(`serverless mode [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, ()
 		assert.equal((await garbage.json()).group, "request");
 		// A well-formed start (envoy-protocol.md §5's layout) of an actor type nobody registered.
 		const id = "0123456789abcdefghijklmnopqrst";
-		const unknown = Buffer.concat([
-			Buffer.from("08000101", "hex"),
-			Buffer.from([id.length]),
-			Buffer.from(id),
-			Buffer.from("01000000" + "0000000000000000" + "00", "hex"),
-			Buffer.from([4]),
-			Buffer.from("nope"),
-			Buffer.from("00" + "2e145c36a2010000" + "000000", "hex"),
-		]);
+		const startOf = (type) =>
+			Buffer.concat([
+				Buffer.from("08000101", "hex"),
+				Buffer.from([id.length]),
+				Buffer.from(id),
+				Buffer.from("01000000" + "0000000000000000" + "00", "hex"),
+				Buffer.from([type.length]),
+				Buffer.from(type),
+				Buffer.from("00" + "2e145c36a2010000" + "000000", "hex"),
+			]);
+		const unknown = startOf("nope");
 		const nobody = await start(good, unknown);
 		assert.equal(nobody.status, 400);
 		assert.equal((await nobody.json()).code, "unknown_name");
 		// A well-formed start of a registered type whose client reads the first ping, then hangs up:
 		// the request ends, the cached envoy and the other actors are untouched.
-		const known = Buffer.concat([
-			Buffer.from("08000101", "hex"),
-			Buffer.from([id.length]),
-			Buffer.from(id),
-			Buffer.from("01000000" + "0000000000000000" + "00", "hex"),
-			Buffer.from([7]),
-			Buffer.from("counter"),
-			Buffer.from("00" + "2e145c36a2010000" + "000000", "hex"),
-		]);
+		const known = startOf("counter");
 		const hangUp = new AbortController();
 		const early = await start(good, known, hangUp.signal);
 		assert.equal(early.status, 200);
