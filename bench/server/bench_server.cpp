@@ -122,12 +122,13 @@ rivetkit::ActorDefinition sql() {
               [](auto& c, std::int64_t n, std::int64_t size) -> rivetkit::Task<double> {
                 const std::string v(static_cast<std::size_t>(size), 'x');
                 const auto t0 = std::chrono::steady_clock::now();
-                auto op = c.db().transaction([&](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
-                  for (std::int64_t i = 0; i < n; ++i) {
-                    auto insert = tx.execute("INSERT INTO rows (v) VALUES (?)", v);
-                    co_await std::move(insert);
-                  }
-                });
+                auto op =
+                    c.db().transaction([&](rivetkit::Transaction& tx) -> rivetkit::Task<void> {
+                      for (std::int64_t i = 0; i < n; ++i) {
+                        auto insert = tx.execute("INSERT INTO rows (v) VALUES (?)", v);
+                        co_await std::move(insert);
+                      }
+                    });
                 co_await std::move(op);
                 co_return ms_since(t0);
               })
