@@ -149,9 +149,4 @@ bool PageFile::has_committed() const {
   return !unsaved_.empty() || unsaved_size_;
 }
 
-std::size_t PageFile::pages_in_memory() const {
-  std::lock_guard lock(mutex_);
-  return cache_.size() + txn_pages_.size();
-}
-
 }  // namespace rivetkit::sql

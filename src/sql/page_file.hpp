@@ -70,8 +70,6 @@ class PageFile {
   std::optional<Committed> take_committed();
   /// Whether take_committed would return something.
   bool has_committed() const;
-  /// Pages held in memory (the cache and the open transaction's).
-  std::size_t pages_in_memory() const;
 
  private:
   /// The page, from the layers above the source; nullopt when not in memory.
