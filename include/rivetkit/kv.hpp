@@ -20,9 +20,9 @@
 /// writes nothing; a range whose start is after its end throws `kv.invalid_range`. A call after
 /// the actor stopped throws `kv.actor_stopped`. All are public errors (the client sees them).
 ///
-/// Atomicity: each call is atomic in local mode. In engine mode a turn's writes are atomic when
-/// they fit one engine request (128 keys, 976 KiB); larger ones, and deletes together with puts,
-/// are split (docs/storage.md).
+/// Atomicity: a turn's writes are atomic in both modes. In engine mode a turn larger than one
+/// engine request (128 keys, 976 KiB), or deleting and putting, goes through a commit journal
+/// and costs its size twice (docs/storage.md).
 
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/kv_types.hpp>

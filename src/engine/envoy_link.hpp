@@ -16,6 +16,7 @@
 // Threading: all state lives on one strand (strand()). Public functions are thread-safe; handler
 // callbacks run on that strand and must not block.
 
+#include "engine/engine_kv.hpp"
 #include "net/websocket.hpp"
 #include "protocol/envoy/messages.hpp"
 #include "util/clock.hpp"
@@ -66,7 +67,7 @@ class EnvoyLinkHandler {
   virtual void on_evicted() = 0;
 };
 
-class EnvoyLink : public std::enable_shared_from_this<EnvoyLink> {
+class EnvoyLink : public EngineKv, public std::enable_shared_from_this<EnvoyLink> {
  public:
   EnvoyLink(boost::asio::any_io_executor ex, EnvoyLinkOptions options);
 
@@ -97,7 +98,8 @@ class EnvoyLink : public std::enable_shared_from_this<EnvoyLink> {
 
   /// One KV request for an actor; resumes with the engine's answer (KvErrorResponse becomes an
   /// error) or an error when the link cannot deliver it.
-  Task<Result<envoy::KvResponseData>> kv(std::string actor_id, envoy::KvRequestData request);
+  Task<Result<envoy::KvResponseData>> kv(std::string actor_id,
+                                         envoy::KvRequestData request) override;
 
   /// The engine's limits from the last ToEnvoyInit (defaults before the first).
   envoy::ProtocolMetadata metadata() const;

@@ -1,5 +1,6 @@
 #include "engine/kv_actor_store.hpp"
 
+#include "engine/kv_commit_journal.hpp"
 #include "engine/record_codec.hpp"
 #include "util/log.hpp"
 
@@ -12,10 +13,10 @@ namespace rivetkit::engine {
 namespace {
 
 constexpr char kRecordPrefix = '\x01';
-constexpr std::size_t kChunkBytes = 120 * 1024;   // engine limit: 128 KiB per value
-constexpr std::size_t kMaxPutBytes = 976 * 1024;  // engine limit per put (keys counted + 2)
-constexpr std::size_t kMaxKeysPerRequest = 128;   // engine limit per get, put and delete
-constexpr std::uint64_t kListPage = 16384;        // the engine's default list limit
+constexpr std::size_t kChunkBytes = 120 * 1024;  // engine limit: 128 KiB per value
+using journal::kMaxKeysPerRequest;               // engine limits (envoy-protocol.md §4.8)
+using journal::kMaxPutBytes;
+constexpr std::uint64_t kListPage = 16384;  // the engine's default list limit
 
 std::string be32(std::uint32_t v) {
   std::string s(4, '\0');
@@ -55,7 +56,7 @@ Error storage_error(std::string code, std::string message) {
 
 }  // namespace
 
-KvActorStore::KvActorStore(std::shared_ptr<EnvoyLink> link,
+KvActorStore::KvActorStore(std::shared_ptr<EngineKv> link,
                            std::string actor_id,
                            std::uint32_t generation,
                            std::optional<std::string> input,
@@ -66,7 +67,43 @@ KvActorStore::KvActorStore(std::shared_ptr<EnvoyLink> link,
       input_(std::move(input)),
       on_conns_durable_(std::move(on_conns_durable)) {}
 
+Task<Result<void>> KvActorStore::recover_journals() {
+  storage::KvQuery query;
+  query.prefix = std::string(1, journal::kJournalPrefix);
+  auto list_op = kv_list(std::move(query));
+  auto listed = co_await std::move(list_op);
+  if (!listed) {
+    co_return fail(listed.error());
+  }
+  if (listed->empty()) {
+    co_return Result<void>{};
+  }
+  auto found = journal::complete_journals(*listed, generation_);
+  if (!found) {
+    co_return fail(found.error());
+  }
+  for (auto& j : *found) {
+    log::info("actor {}: re-applying the commit journal of generation {}", actor_id_, j.generation);
+    auto requests = journal::apply_requests(std::move(j.writes));
+    for (auto& request : requests) {
+      auto op = send(std::move(request));
+      if (auto r = co_await std::move(op); !r) {
+        co_return r;
+      }
+    }
+  }
+  auto [start, end] = journal::journal_range_through(generation_);
+  auto del_op = send(envoy::KvDeleteRangeRequest{std::move(start), std::move(end)});
+  auto deleted = co_await std::move(del_op);
+  co_return deleted;
+}
+
 Task<Result<storage::PersistedActor>> KvActorStore::load() {
+  // A commit a crash cut short past its commit point is finished first: what follows reads it.
+  auto recover_op = recover_journals();
+  if (auto recovered = co_await std::move(recover_op); !recovered) {
+    co_return fail(recovered.error());
+  }
   envoy::KvListRequest list;
   list.query = envoy::KvListPrefixQuery{std::string(1, kRecordPrefix)};
   auto list_op = link_->kv(actor_id_, std::move(list));
@@ -168,71 +205,39 @@ Task<Result<void>> KvActorStore::send(envoy::KvRequestData request) {
 }
 
 Task<Result<void>> KvActorStore::write_kv(const storage::KvBatch& batch, bool record_changed) {
-  auto n = batch.normalized();
-  for (auto& [start, end] : n.ranges) {
-    auto op = send(envoy::KvDeleteRangeRequest{start, end});
-    if (auto r = co_await std::move(op); !r) {
-      co_return r;
-    }
-  }
-  for (std::size_t i = 0; i < n.deletes.size(); i += kMaxKeysPerRequest) {
-    envoy::KvDeleteRequest del;
-    for (std::size_t j = i; j < std::min(n.deletes.size(), i + kMaxKeysPerRequest); ++j) {
-      del.keys.push_back(std::move(n.deletes[j]));
-    }
-    auto op = send(std::move(del));
-    if (auto r = co_await std::move(op); !r) {
-      co_return r;
-    }
-  }
-  // Puts: packed into requests of at most 128 keys and 976 KiB, the record's chunks in the last
-  // one (together with the final puts when they fit).
-  envoy::KvPutRequest record;
+  journal::Writes writes = batch.normalized();
   if (record_changed) {
     auto built = record_put();
     if (!built) {
       co_return fail(built.error());
     }
-    record = std::move(*built);
+    for (std::size_t i = 0; i < built->keys.size(); ++i) {
+      writes.puts.push_back(
+          storage::KvEntry{std::move(built->keys[i]), std::move(built->values[i])});
+    }
   }
-  std::size_t record_bytes = 0;
-  for (std::size_t i = 0; i < record.keys.size(); ++i) {
-    record_bytes += record.keys[i].size() + 2 + record.values[i].size();
-  }
-  envoy::KvPutRequest put;
-  std::size_t bytes = 0;
-  for (auto& entry : n.puts) {
-    const std::size_t size = entry.key.size() + 2 + entry.value.size();
-    if (!put.keys.empty()
-        && (put.keys.size() + 1 > kMaxKeysPerRequest || bytes + size > kMaxPutBytes)) {
+  auto requests = journal::apply_requests(writes);
+  const bool journaled = requests.size() > 1;
+  if (journaled) {
+    // Not one request: the journal first, so that a crash at any point leaves all or nothing.
+    auto puts = journal::journal_puts(writes, generation_, ++journal_seq_);
+    for (auto& put : puts) {
       auto op = send(std::move(put));
       if (auto r = co_await std::move(op); !r) {
         co_return r;
       }
-      put = envoy::KvPutRequest{};
-      bytes = 0;
-    }
-    put.keys.push_back(std::move(entry.key));
-    put.values.push_back(std::move(entry.value));
-    bytes += size;
-  }
-  if (!record.keys.empty()) {
-    if (!put.keys.empty()
-        && (put.keys.size() + record.keys.size() > kMaxKeysPerRequest
-            || bytes + record_bytes > kMaxPutBytes)) {
-      auto op = send(std::move(put));
-      if (auto r = co_await std::move(op); !r) {
-        co_return r;
-      }
-      put = envoy::KvPutRequest{};
-    }
-    for (std::size_t i = 0; i < record.keys.size(); ++i) {
-      put.keys.push_back(std::move(record.keys[i]));
-      put.values.push_back(std::move(record.values[i]));
     }
   }
-  if (!put.keys.empty()) {
-    auto op = send(std::move(put));
+  writes = journal::Writes{};
+  for (auto& request : requests) {
+    auto op = send(std::move(request));
+    if (auto r = co_await std::move(op); !r) {
+      co_return r;
+    }
+  }
+  if (journaled) {
+    auto [start, end] = journal::journal_range_of(generation_);
+    auto op = send(envoy::KvDeleteRangeRequest{std::move(start), std::move(end)});
     if (auto r = co_await std::move(op); !r) {
       co_return r;
     }
@@ -385,7 +390,7 @@ Task<void> KvActorStore::drop_older_generations() {
   }
 }
 
-Task<Result<void>> KvActorStore::drop(std::shared_ptr<EnvoyLink> link, std::string actor_id) {
+Task<Result<void>> KvActorStore::drop(std::shared_ptr<EngineKv> link, std::string actor_id) {
   auto op = link->kv(std::move(actor_id), envoy::KvDropRequest{});
   auto r = co_await std::move(op);
   if (!r) {

@@ -16,17 +16,14 @@
 // Limits: the record must fit one put (976 KiB in the engine), so state + connections +
 // schedules of one actor are limited to about 950 KiB in engine mode.
 //
-// The actor's ordered KV (storage/kv.hpp, user KV under 0x04) is stored as is, next to the
-// record. A commit's KV writes are normalized (ranges, then deletes and puts) and sent as: each
-// delete range, the deletes (128 keys a request), then the puts. When the puts and the record
-// fit one put request (128 keys, 976 KiB) they go together, so a turn that changed state and
-// put KV is atomic; a larger commit sends its KV puts first and the record last, each request
-// atomic on its own (RivetKit's own batch puts beyond these limits are not atomic either), and
-// deletes are never atomic with puts (the engine has no request for both). The commit reports
-// durable only once every request is acknowledged. Fencing covers the record only: KV writes of
-// a stale generation are not fenced.
+// The actor's ordered KV (storage/kv.hpp: user KV under 0x04, SQLite pages under 0x08) is
+// stored as is, next to the record. A commit's KV writes and the record are one set of writes:
+// sent as one request when they fit one (128 keys, 976 KiB, puts only or one kind of delete),
+// else through a commit journal (kv_commit_journal.hpp) that makes them atomic all the same.
+// The commit reports durable only once every request is acknowledged. Fencing covers the record
+// only: KV writes of a stale generation are not fenced.
 
-#include "engine/envoy_link.hpp"
+#include "engine/engine_kv.hpp"
 #include "storage/actor_store.hpp"
 
 #include <functional>
@@ -43,7 +40,7 @@ class KvActorStore final : public storage::ActorStore {
   /// indexes), so their sockets can acknowledge what is now safe (envoy-protocol.md §4.11).
   using ConnsDurable = std::function<void(std::vector<storage::PersistedConn>)>;
 
-  KvActorStore(std::shared_ptr<EnvoyLink> link,
+  KvActorStore(std::shared_ptr<EngineKv> link,
                std::string actor_id,
                std::uint32_t generation,
                std::optional<std::string> input,
@@ -58,7 +55,7 @@ class KvActorStore final : public storage::ActorStore {
   std::size_t kv_max_key_size() const override { return 2046; }
 
   /// Wipes every key of the actor (used when it is destroyed at its own request).
-  static Task<Result<void>> drop(std::shared_ptr<EnvoyLink> link, std::string actor_id);
+  static Task<Result<void>> drop(std::shared_ptr<EngineKv> link, std::string actor_id);
 
  private:
   /// The record's put request (nullopt + error when it is too large).
@@ -66,10 +63,12 @@ class KvActorStore final : public storage::ActorStore {
   Task<Result<void>> put_record();
   Task<Result<void>> send(envoy::KvRequestData request);
   Task<Result<void>> write_kv(const storage::KvBatch& batch, bool record_changed);
+  /// Re-applies the commit journals a crash left past their commit point, deletes the others.
+  Task<Result<void>> recover_journals();
   /// After this generation's first record write: its older generations' records go.
   Task<void> drop_older_generations();
 
-  std::shared_ptr<EnvoyLink> link_;
+  std::shared_ptr<EngineKv> link_;
   std::string actor_id_;
   std::uint32_t generation_;
   std::optional<std::string> input_;
@@ -77,6 +76,8 @@ class KvActorStore final : public storage::ActorStore {
   storage::PersistedActor current_;
   /// Older generations' keys still exist and are deleted after our first successful write.
   bool older_generations_ = false;
+  /// Sequence number of this store's last commit journal.
+  std::uint64_t journal_seq_ = 0;
 };
 
 }  // namespace rivetkit::engine

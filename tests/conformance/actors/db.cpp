@@ -60,6 +60,19 @@ rivetkit::ActorDefinition db_probe() {
                 co_return rivetkit::Value::object(
                     {{"id", r.last_insert_row_id}, {"count", c.state().count}});
               })
+      // `n` rows of about 2 KB in one statement and the state by `n`: in engine mode a turn of
+      // a few hundred pages, more than one engine request (committed through the journal).
+      .action("addMany",
+              [](auto& c, std::string prefix, std::int64_t n) -> rivetkit::Task<std::int64_t> {
+                auto op = c.db().execute(
+                    "INSERT INTO items (name) WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT "
+                    "i + 1 FROM s WHERE i < ?) SELECT ? || '-' || i || '-' || "
+                    "hex(randomblob(1000)) FROM s",
+                    n, prefix);
+                co_await std::move(op);
+                c.state().count += n;
+                co_return c.state().count;
+              })
       .action("addScored",
               [](auto& c, std::string name, double score) -> rivetkit::Task<std::int64_t> {
                 rivetkit::Object params;

@@ -4,8 +4,10 @@
 // the client without SQLite's message), transactions (commit, rollback on exception, other calls'
 // statements waiting), the sandbox (ATTACH, durability pragmas, extensions), a statement past the
 // action timeout, a result too large, an actor without a database, a failing migration, the
-// database across sleep, SIGKILL right after acknowledged writes, and destroy deleting it. The
-// actors: dbProbe, dbSlow, dbless, dbBadMigration (tests/conformance/actors/db.cpp).
+// database across sleep, SIGKILL right after acknowledged writes and in the middle of concurrent
+// turns small and large (a large one spans several engine requests: the commit journal), and
+// destroy deleting it. The actors: dbProbe, dbSlow, dbless, dbBadMigration
+// (tests/conformance/actors/db.cpp).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -193,6 +195,46 @@ describe(`actor database across crashes [${ENCODING}, ${MODE}]`, { timeout: suit
 		assert.equal(counts.rows, N);
 		assert.equal(counts.state, N);
 		assert.equal((await again.sql("PRAGMA integrity_check", [])).rows[0].integrity_check, "ok");
+	}));
+
+	it("SIGKILL in the middle of concurrent large turns (hundreds of pages each): rows and state agree", T, withServers(async (ctx) => {
+		const server = await ctx.start({ binary: driverFixturePath() });
+		const H = 3;
+		const ROWS = 150; // ~300 KB of rows and their index: more than one engine request
+		const clients = Array.from({ length: H }, () => ctx.client(server));
+		const key = [uniqueKey("db-kill-large")];
+		await clients[0].dbProbe.getOrCreate(key).counts();
+		let acked = 0;
+		let killed = false;
+		const KILL_AT = 5;
+		const writers = Promise.all(
+			clients.map(async (c, w) => {
+				const h = c.dbProbe.getOrCreate(key);
+				for (let i = 0; i < 40 && !killed; i++) {
+					try {
+						await h.addMany(`w${w}-${i}`, ROWS);
+						acked += ROWS;
+						if (acked === KILL_AT * ROWS) {
+							killed = true;
+							server.kill(); // the other writers' turns are being committed
+						}
+					} catch {
+						return;
+					}
+				}
+			}),
+		);
+		await waitFor(() => killed, { timeout: 120_000, what: "the kill" });
+		await server.restart({ hard: true });
+		await withTimeout(writers, 90_000, "the writers to settle");
+		for (const c of clients) await disposeClient(c, 3_000);
+		const client = ctx.client(server);
+		const h = client.dbProbe.getOrCreate(key);
+		const counts = await withTimeout(h.counts(), 60_000, "counts after the restart");
+		assert.equal(counts.rows, counts.state, "rows and state committed together");
+		assert.equal(counts.rows % ROWS, 0, "no turn was cut in half");
+		assert.ok(counts.rows >= acked, `${counts.rows} rows, ${acked} acknowledged`);
+		assert.equal((await h.sql("PRAGMA integrity_check", [])).rows[0].integrity_check, "ok");
 	}));
 
 	it("SIGKILL in the middle of concurrent inserts: rows and state agree after the restart", T, withServers(async (ctx) => {
