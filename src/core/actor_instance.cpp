@@ -134,6 +134,7 @@ Task<Result<void>> ActorInstance::start() {
     if (!committed) {
       co_return fail_start(committed.error());
     }
+    storage_.write_durable();
     state_.stored(std::move(bytes));
   } else if (loaded->state) {
     auto decoded = decode_stored(*loaded->state);
@@ -643,6 +644,7 @@ std::optional<OutputGate::Write> ActorInstance::take_write() {
 }
 
 void ActorInstance::write_durable() {
+  storage_.write_durable();
   schedules_.sync_alarm();  // the driver's alarm follows what is durable
 }
 

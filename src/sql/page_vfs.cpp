@@ -42,8 +42,7 @@ int x_read(sqlite3_file* f, void* out, int amount, sqlite3_int64 offset) {
 }
 
 int x_write(sqlite3_file* f, const void* data, int amount, sqlite3_int64 offset) {
-  file_of(f).write(data, amount, offset);
-  return SQLITE_OK;
+  return file_of(f).write(data, amount, offset) ? SQLITE_OK : SQLITE_IOERR_WRITE;
 }
 
 int x_truncate(sqlite3_file* f, sqlite3_int64 size) {

@@ -1,6 +1,7 @@
 #include "sql/sql_connection.hpp"
 
 #include "sql/page_vfs.hpp"
+#include <rivetkit/error.hpp>
 
 #include <sqlite3.h>
 
@@ -384,6 +385,48 @@ Result<std::int64_t> SqlConnection::schema_version() {
   return r->rows.at(0).at(0).as_int();
 }
 
+namespace {
+
+// A code step's view of the connection: its statements throw instead of returning errors.
+class StepDb final : public MigrationDb {
+ public:
+  explicit StepDb(SqlConnection& conn) : conn_(conn) {}
+
+ protected:
+  SqlResult run(std::string sql, SqlParams params) override {
+    auto r = conn_.execute(sql, params);
+    if (!r) {
+      throw ActorError(r.error());
+    }
+    return std::move(*r);
+  }
+
+ private:
+  SqlConnection& conn_;
+};
+
+}  // namespace
+
+Result<void> SqlConnection::run_step(const Migration& step) {
+  StepDb db(*this);
+  try {
+    step.run(db);
+  } catch (const ActorError& e) {
+    return fail(e.error());
+  } catch (const std::exception& e) {
+    return fail(Error{"database", "migration_threw", e.what(), std::nullopt, false});
+  } catch (...) {
+    return fail(Error{"database", "migration_threw", "the step threw a non-exception", std::nullopt,
+                      false});
+  }
+  if (!in_transaction()) {
+    return fail(Error{"database", "migration_misuse",
+                      "the step ended its own transaction (COMMIT or ROLLBACK inside a step)",
+                      std::nullopt, false});
+  }
+  return {};
+}
+
 Result<void> SqlConnection::migrate(const std::vector<Migration>& steps) {
   auto version = schema_version();
   if (!version) {
@@ -400,12 +443,18 @@ Result<void> SqlConnection::migrate(const std::vector<Migration>& steps) {
                        "version " + std::to_string(*version) + "): " + e.message,
                    Value::object({{"version", step.version},
                                   {"sqliteError", e.group + "." + e.code}}),
-                   false};
+                   // Public: whoever calls the actor learns why it cannot start (RivetKit passes
+                   // the migration's error on too).
+                   true};
     };
     if (auto r = exec_internal("BEGIN IMMEDIATE"); !r) {
       return fail(failed(r.error()));
     }
-    if (auto r = execute(step.sql, {}); !r) {
+    if (step.run) {
+      if (auto r = run_step(step); !r) {
+        return fail(failed(r.error()));
+      }
+    } else if (auto r = execute(step.sql, {}); !r) {
       return fail(failed(r.error()));
     }
     SqlParams record;

@@ -50,7 +50,8 @@ class SqlConnection {
   /// parameters. The result is the last statement's that returned rows (else the last one's).
   Result<SqlResult> execute(std::string_view sql, const SqlParams& params);
   /// Applies the steps newer than the database's version, each in its own transaction; a failing
-  /// step is rolled back and reported as `database.migration_failed` (earlier steps stay).
+  /// step (SQL text or code) is rolled back and reported as `database.migration_failed` (earlier
+  /// steps stay).
   Result<void> migrate(const std::vector<Migration>& steps);
   /// The latest migration version applied (0: none).
   Result<std::int64_t> schema_version();
@@ -68,6 +69,8 @@ class SqlConnection {
  private:
   SqlConnection(sqlite3* db, std::shared_ptr<PageFile> file, std::size_t max_result_bytes);
   Result<SqlResult> run(sqlite3_stmt* stmt, const SqlParams& params, bool& returned_rows);
+  /// A step written as code, inside the transaction migrate() opened for it.
+  Result<void> run_step(const Migration& step);
   Result<sqlite3_stmt*> cached_statement(std::string_view sql);
   Result<void> exec_internal(const char* sql);
   Error error(int rc, std::string_view context) const;

@@ -13,6 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <algorithm>
 #include <future>
 #include <utility>
 
@@ -258,8 +259,9 @@ Task<Result<void>> ActorDatabase::open() {
     }
   }
   stored_size_ = size_pages;
-  file_ = std::make_shared<sql::PageFile>(size_pages, std::move(pages),
-                                          std::make_shared<StorePages>(store_, strand_, hold));
+  file_ = std::make_shared<sql::PageFile>(
+      size_pages, std::move(pages), std::make_shared<StorePages>(store_, strand_, hold),
+      std::max(kMinCachePages, definition_->options.page_cache_pages));
   auto lease = co_await acquire();
   auto file = file_;
   const auto* definition = definition_;
@@ -326,6 +328,12 @@ void ActorDatabase::take_changes(storage::ActorWrite& write) {
     }
     write.kv.put(database_keys::size_key(), database_keys::size_value(committed->size_pages));
     stored_size_ = committed->size_pages;
+  }
+}
+
+void ActorDatabase::write_durable() {
+  if (file_) {
+    file_->durable();
   }
 }
 

@@ -19,7 +19,8 @@
 // time per actor and in call order (a FIFO lease on the actor's strand); a transaction holds the
 // lease from begin to commit or rollback. Pages not in memory are read from the store by the
 // worker, which waits for the read on the actor's strand. The first pages (up to kPreloadPages)
-// are read when the database opens.
+// are read when the database opens; at most DatabaseOptions::page_cache_pages stay in memory
+// (sql/page_file.hpp), so an awake actor's memory does not grow with its database.
 //
 // Single strand, except the jobs (on a worker, each with the lease).
 
@@ -63,6 +64,10 @@ class ActorDatabase final : public detail::DbApi {
  public:
   /// Pages read in one go when the database opens (1 MiB).
   static constexpr std::size_t kPreloadPages = 256;
+  /// The fewest pages kept in memory while the actor is awake (DatabaseOptions::page_cache_pages,
+  /// 2048 by default: 8 MiB), besides those not yet durable; the rest is read from the store when
+  /// SQLite needs it (above this, SQLite's own page cache).
+  static constexpr std::size_t kMinCachePages = 16;
   /// The most one result may hold in memory.
   static constexpr std::size_t kMaxResultBytes = 64 * 1024 * 1024;
 
@@ -96,6 +101,8 @@ class ActorDatabase final : public detail::DbApi {
   bool has_changes() const { return file_ && file_->has_committed(); }
   /// Moves what committed transactions changed into `write`.
   void take_changes(storage::ActorWrite& write);
+  /// The write that took the last changes is durable: their pages may leave memory.
+  void write_durable();
 
   // ---- detail::DbApi --------------------------------------------------------------------------
   Task<SqlResult> execute(std::string sql, SqlParams params) override;

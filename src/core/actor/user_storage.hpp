@@ -18,6 +18,8 @@ struct UserStorage {
     kv.take_changes(write);
     db.take_changes(write);
   }
+  /// The write that took the last changes is durable.
+  void write_durable() { db.write_durable(); }
 };
 
 }  // namespace rivetkit::core

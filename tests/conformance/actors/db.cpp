@@ -1,12 +1,15 @@
 // SQLite per actor (`c.db()`, include/rivetkit/database.hpp): the probes of tests/js
 // (database.test.mjs). dbProbe: migrations, rows with state in one turn, typed values, errors,
-// transactions, the sandbox; dbSlow: a short action timeout; dbless: no database;
-// dbBadMigration: a migration that fails.
+// transactions, the sandbox, a page cache of 64 pages; dbSlow: a short action timeout; dbless: no
+// database; dbBadMigration: a migration that fails; dbCodeMigration: steps written as code, one
+// that reads the database to decide, one that throws on its first attempt in the process.
 
 #include "fixture.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -42,12 +45,20 @@ rivetkit::Value result_value(const rivetkit::SqlResult& r) {
                                   {"lastInsertRowId", r.last_insert_row_id}});
 }
 
+// A page cache of 64 pages (256 KiB): the probe's larger databases are read through eviction.
+rivetkit::DatabaseOptions probe_options() {
+  rivetkit::DatabaseOptions options;
+  options.page_cache_pages = 64;
+  return options;
+}
+
 rivetkit::ActorDefinition db_probe() {
   return rivetkit::actor<ProbeState>("dbProbe")
       .database({{1,
                   "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, "
                   "score REAL)"},
-                 {2, "CREATE TABLE wakes (at INTEGER NOT NULL)"}})
+                 {2, "CREATE TABLE wakes (at INTEGER NOT NULL)"}},
+                probe_options())
       .on_wake([](auto& c) -> rivetkit::Task<void> {
         // The database is migrated before any hook runs.
         co_await c.db().execute("INSERT INTO wakes (at) VALUES (?)", now_ms());
@@ -183,6 +194,41 @@ rivetkit::ActorDefinition db_bad_migration() {
       .action("ping", [](auto&) { return std::string("pong"); });
 }
 
+// dbCodeMigration's third step throws on its first attempt in this process (whatever the key):
+// the start fails, the step's work is rolled back, and the next start applies it.
+std::atomic<int> g_code_step_attempts{0};
+
+rivetkit::ActorDefinition db_code_migration() {
+  return rivetkit::actor("dbCodeMigration")
+      .database({{1, "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)"},
+                 {2,
+                  [](rivetkit::MigrationDb& db) {
+                    // Reads before it writes: the decision a SQL-only step cannot make.
+                    auto n = db.execute("SELECT count(*) FROM notes").rows.at(0).at(0).as_int();
+                    db.execute("INSERT INTO notes (text) VALUES (?)",
+                               "step 2 saw " + std::to_string(n) + " notes");
+                    rivetkit::Object named;
+                    named.push_back(rivetkit::Member{"t", std::string("named parameter")});
+                    db.execute_named("INSERT INTO notes (text) VALUES (:t)", std::move(named));
+                  }},
+                 {3,
+                  [](rivetkit::MigrationDb& db) {
+                    db.execute("INSERT INTO notes (text) VALUES ('step 3')");
+                    if (++g_code_step_attempts == 1) {
+                      throw std::runtime_error("step 3 refuses its first attempt");
+                    }
+                  }}})
+      .action("notes", [](auto& c) -> rivetkit::Task<std::vector<std::string>> {
+        auto op = c.db().execute("SELECT text FROM notes ORDER BY id");
+        auto r = co_await std::move(op);
+        std::vector<std::string> out;
+        for (auto& row : r.rows) {
+          out.push_back(row.at(0).as_string());
+        }
+        co_return out;
+      });
+}
+
 }  // namespace
 
 void add_db_actors(rivetkit::Registry& registry) {
@@ -190,6 +236,7 @@ void add_db_actors(rivetkit::Registry& registry) {
   registry.add(db_slow());
   registry.add(dbless());
   registry.add(db_bad_migration());
+  registry.add(db_code_migration());
 }
 
 }  // namespace fixture

@@ -151,6 +151,41 @@ describe(`actor database [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(600_00
 		await assert.rejects(withTimeout(h.ping(), 60_000, "ping again"));
 	}));
 
+	it("a database many times its page cache is written, survives sleep and reads back whole", T, env.wrap(async () => {
+		// dbProbe keeps 64 pages (256 KiB) in memory; this database is ~2.5 MB, beyond SQLite's
+		// own cache too, so the scan after the wake reads every page through the eviction.
+		const key = [uniqueKey("db-large")];
+		const h = env.client.dbProbe.getOrCreate(key);
+		const id = await h.resolve();
+		const ROWS = 300; // ~600 KB a turn: in engine mode a journaled commit of ~170 pages
+		for (let i = 0; i < 4; i++) {
+			assert.equal(await withTimeout(h.addMany(`big${i}`, ROWS), 90_000, `addMany #${i}`), (i + 1) * ROWS);
+		}
+		const stops = () => env.server.log.split(`actor stopped actor_id=${id}`).length - 1;
+		const before = stops();
+		await h.goToSleep();
+		await waitFor(() => stops() > before, { timeout: 30_000, interval: 50, what: "the actor to sleep" });
+		const sum = await withTimeout(h.sql("SELECT count(*) AS n, sum(length(name)) AS bytes FROM items", []), 60_000, "a full scan");
+		assert.equal(sum.rows[0].n, 4 * ROWS);
+		assert.ok(sum.rows[0].bytes > 4 * ROWS * 2000, `${sum.rows[0].bytes} bytes of names`);
+		assert.equal((await h.sql("PRAGMA integrity_check", [])).rows[0].integrity_check, "ok");
+		assert.deepEqual(await h.counts(), { rows: 4 * ROWS, wakes: 2, state: 4 * ROWS });
+	}));
+
+	it("migration steps written as code read before they write; one that throws is rolled back, fails the start with its message, and applies at the next start", T, env.wrap(async () => {
+		const h = env.client.dbCodeMigration.getOrCreate([uniqueKey("db-code-mig")]);
+		// Step 3 refuses its first attempt in this process. In engine mode the engine starts the
+		// actor again at once, so the call may already see the second attempt.
+		let notes;
+		try {
+			notes = await withTimeout(h.notes(), 60_000, "notes");
+		} catch (err) {
+			assert.match(String(err?.message), /Migration 3 failed.*step 3 refuses its first attempt/, `error: ${err?.stack ?? err}`);
+			notes = await withTimeout(h.notes(), 60_000, "notes after the failed start");
+		}
+		assert.deepEqual(notes, ["step 2 saw 0 notes", "named parameter", "step 3"], "step 3's first attempt left nothing");
+	}));
+
 	it("the database survives sleep; destroy deletes it", T, env.wrap(async () => {
 		const key = [uniqueKey("db-sleep")];
 		const h = env.client.dbProbe.getOrCreate(key);

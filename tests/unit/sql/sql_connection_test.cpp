@@ -48,12 +48,13 @@ struct Db {
   std::shared_ptr<PageFile> file;
   std::unique_ptr<SqlConnection> conn;
 
-  explicit Db(std::shared_ptr<MapSource> s, bool preload = false) : source(std::move(s)) {
+  explicit Db(std::shared_ptr<MapSource> s, bool preload = false, std::size_t cache_pages = 4096)
+      : source(std::move(s)) {
     std::map<std::uint32_t, std::string> pre;
     if (preload) {
       pre = source->pages;
     }
-    file = std::make_shared<PageFile>(source->size_pages, std::move(pre), source);
+    file = std::make_shared<PageFile>(source->size_pages, std::move(pre), source, cache_pages);
     auto c = SqlConnection::open(file, 1 << 20);
     EXPECT_TRUE(c) << c.error().message;
     conn = std::move(*c);
@@ -73,6 +74,7 @@ struct Db {
     auto c = file->take_committed();
     if (c) {
       source->apply(*c);
+      file->durable();
     }
     return c.has_value();
   }
@@ -168,6 +170,31 @@ TEST(SqlConnectionTest, ShrinkingTheFileDropsStoredPagesPastItsEnd) {
   EXPECT_EQ(source->pages.rbegin()->first, source->size_pages);
   Db again(source);
   EXPECT_EQ(again.exec("PRAGMA integrity_check").rows[0][0], Value("ok"));
+}
+
+TEST(SqlConnectionTest, ADatabaseManyTimesTheCacheIsReadOnDemandWithinTheBound) {
+  auto source = std::make_shared<MapSource>();
+  {
+    Db db(source, false, 16);
+    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, data TEXT)");
+    for (int turn = 0; turn < 10; ++turn) {
+      db.exec(
+          "INSERT INTO t (data) WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM "
+          "s WHERE i < 100) SELECT printf('%.500c', 'x') FROM s");
+      db.save();
+      EXPECT_LE(db.file->cached_pages(), 16u);
+    }
+  }
+  ASSERT_GT(source->size_pages, 120u);  // 500 KB of rows: eight times the cache
+  // Reopened: SQLite reads what it needs through the cache of 16 pages.
+  Db db(source, false, 16);
+  source->reads = 0;
+  auto r = db.exec("SELECT count(*), sum(length(data)) FROM t");
+  EXPECT_EQ(r.rows.at(0).at(0).as_int(), 1000);
+  EXPECT_EQ(r.rows.at(0).at(1).as_int(), 500000);
+  EXPECT_GT(source->reads, 120);
+  EXPECT_LE(db.file->cached_pages(), 16u);
+  EXPECT_EQ(db.exec("PRAGMA integrity_check").rows.at(0).at(0).as_string(), "ok");
 }
 
 TEST(SqlConnectionTest, ParametersPositionalNumberedAndNamed) {
