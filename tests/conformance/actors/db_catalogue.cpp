@@ -3,15 +3,19 @@
 // version is read from rivetkit-cpp's own record, `_rivetkit_migrations`, where RivetKit's helper
 // keeps its `items_schema_version` table), and the dbInitOrder family (the database usable in every
 // hook, the teardown hooks' observations kept in process memory for dbInitOrderObserver),
-// scheduledDb (a scheduled action using the database). Not ported: dbLifecycleFailing and
-// dbLifecycleObserver (registered by the suite, used by no test; they count RivetKit's
-// database-provider callbacks).
+// scheduledDb (a scheduled action using the database), and from actor-db-drizzle-transaction.ts
+// dbActorDrizzleMigrationRollback as a migration step written as code (Drizzle is TypeScript-only;
+// the test is about a failed step being rolled back before the retry). Not ported:
+// dbLifecycleFailing and dbLifecycleObserver (registered by the suite, used by no test; they count
+// RivetKit's database-provider callbacks).
 
 #include "fixture.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -258,6 +262,31 @@ rivetkit::ActorDefinition init_order_observer() {
               [](auto&, std::string id) { return observed(g_on_destroy, id); });
 }
 
+// The step's attempts in this process (the TS fixture's module variable): the first one fails
+// after creating a table, which the rollback must undo.
+std::atomic<int> g_rollback_migration_attempts{0};
+
+void rollback_probe_step(rivetkit::MigrationDb& db) {
+  auto existing = db.execute(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'migration_probe'");
+  db.execute("CREATE TABLE migration_probe(value INTEGER)");
+  if (++g_rollback_migration_attempts == 1) {
+    throw std::runtime_error("intentional drizzle migration failure");
+  }
+  db.execute("CREATE TABLE migration_audit(rolled_back INTEGER NOT NULL)");
+  db.execute("INSERT INTO migration_audit(rolled_back) VALUES (?)", existing.rows.empty() ? 1 : 0);
+}
+
+rivetkit::ActorDefinition db_migration_rollback() {
+  return rivetkit::actor("dbActorDrizzleMigrationRollback")
+      .database({{1, rollback_probe_step}})
+      .action("migrationRolledBack", [](auto& c) -> rivetkit::Task<bool> {
+        auto op = c.db().execute("SELECT rolled_back FROM migration_audit");
+        auto r = co_await std::move(op);
+        co_return !r.rows.empty() && r.rows[0].at(0).as_int() == 1;
+      });
+}
+
 }  // namespace
 
 void add_db_catalogue_actors(rivetkit::Registry& registry) {
@@ -271,6 +300,7 @@ void add_db_catalogue_actors(rivetkit::Registry& registry) {
   registry.add(init_order_on_sleep());
   registry.add(init_order_on_destroy());
   registry.add(init_order_observer());
+  registry.add(db_migration_rollback());
 }
 
 }  // namespace fixture
