@@ -8,13 +8,15 @@
 // and timed from the official client (bare encoding):
 //   actions-64    64 actors, each running insert-each of 50 rows at once: rows/s over the wall
 //                 time of the slowest, reply after the rows are durable (the action's reply)
-// plus, after every actor slept: the data directory's size per actor (local mode).
+// plus, after the 64 actors slept: the runtime process's resident memory growth per actor (its
+// RSS before creating them and after their sleep; allocator retention included, so an upper
+// bound), and the data directory's size per actor (local mode).
 // Only ratios within one run mean anything on a shared machine.
 //
 // Usage: node bench/sqlite.mjs [--rows 2000] [--build-dir build/release]
 //          [--systems local,engine,official] [--out bench/results] [--no-write]
 
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,6 +49,16 @@ const ctx = {
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => (killAllNow(), process.exit(130)));
 process.on("exit", killAllNow);
 
+/// Resident set size of a process in bytes (Linux /proc), or undefined.
+function rssOf(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function dirSize(path) {
   let total = 0;
   for (const e of readdirSync(path, { withFileTypes: true })) {
@@ -70,16 +82,17 @@ async function measure(name, sys) {
     out.selectEach = (rows / select) * 1000;
     const N = 64;
     const PER = 50;
+    const rssBefore = rssOf(sys.pids?.server);
     const handles = Array.from({ length: N }, (_, i) => client.sql.getOrCreate([`many-${i}-${Date.now()}`]));
     await Promise.all(handles.map((h) => h.count()));
     const t0 = performance.now();
     await Promise.all(handles.map((h) => h.insertEach(PER, SIZE)));
     out.actions64 = ((N * PER) / (performance.now() - t0)) * 1000;
-    if (sys.dataDir) {
-      await Promise.all(handles.map((h) => h.goToSleep()));
-      await new Promise((r) => setTimeout(r, 1500));
-      out.diskPerActor = dirSize(sys.dataDir) / (N + 1);
-    }
+    await Promise.all(handles.map((h) => h.goToSleep()));
+    await new Promise((r) => setTimeout(r, 1500));
+    const rssAfter = rssOf(sys.pids?.server);
+    if (rssBefore && rssAfter) out.rssPerSleptActor = Math.max(0, rssAfter - rssBefore) / N;
+    if (sys.dataDir) out.diskPerActor = dirSize(sys.dataDir) / (N + 1);
   } finally {
     await client.dispose();
   }
@@ -124,6 +137,9 @@ for (const [key, label] of [
     `| ${label} | ${fmt(by.local?.[key])} | ${fmt(by.engine?.[key])} | ${fmt(by.official?.[key])} | ${ratio(by.engine?.[key], by.official?.[key])} |`,
   );
 }
+lines.push(
+  `\nRuntime process memory (RSS) growth per actor after 64 actors with 50 rows each slept: local ${fmt(by.local?.rssPerSleptActor)} B, engine ${fmt(by.engine?.rssPerSleptActor)} B, official ${fmt(by.official?.rssPerSleptActor)} B (allocator retention included).`,
+);
 if (by.local?.diskPerActor) lines.push(`\nLocal mode data directory after every actor slept: ${Math.round(by.local.diskPerActor)} bytes per actor (65 actors).`);
 for (const r of results) if (r.error) lines.push(`\n${r.name} failed: ${r.error}`);
 const report = lines.join("\n") + "\n";

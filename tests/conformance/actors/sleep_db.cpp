@@ -115,6 +115,21 @@ Builder& with_wake_log(Builder& b) {
   return b;
 }
 
+/// onSleep: sleepCount + 1 and a 'sleep' row.
+template <class Builder>
+Builder& with_sleep_log(Builder& b) {
+  b.on_sleep([](auto& c) -> rivetkit::Task<void> {
+    c.state().sleepCount += 1;
+    co_await log_event(c, "sleep");
+  });
+  return b;
+}
+
+/// The greeting every raw WebSocket of these actors starts with.
+void send_connected(const rivetkit::WebSocket& ws) {
+  ws.send(json(rivetkit::Value::object({{"type", "connected"}})));
+}
+
 // ---- sleepWithDb ----------------------------------------------------------------------------
 
 struct SleepWithDbState {
@@ -169,11 +184,8 @@ rivetkit::Task<void> slow_alarm(Ctx c, std::int64_t work_ms) {
 rivetkit::ActorDefinition sleep_with_slow_scheduled_db() {
   auto b = rivetkit::actor<Counts>("sleepWithSlowScheduledDb");
   with_log(b).options(options_of(kSleepDbTimeout));
-  with_wake_log(b)
-      .on_sleep([](auto& c) -> rivetkit::Task<void> {
-        c.state().sleepCount += 1;
-        co_await log_event(c, "sleep");
-      })
+  with_wake_log(b);
+  with_sleep_log(b)
       .action("scheduleSlowAlarm",
               [](auto& c, std::int64_t delay_ms, std::int64_t work_ms) {
                 c.schedule().after(std::chrono::milliseconds(delay_ms), "onSlowAlarm", work_ms);
@@ -457,9 +469,7 @@ rivetkit::ActorDefinition sleep_with_raw_ws() {
         co_await log_event(c, "sleep");
         co_await c.wait(500ms);  // a window to open a raw WebSocket while stopping
       })
-      .on_websocket([](auto&, rivetkit::WebSocket ws) {
-        ws.send(json(rivetkit::Value::object({{"type", "connected"}})));
-      })
+      .on_websocket([](auto&, rivetkit::WebSocket ws) { send_connected(ws); })
       .action("getCounts", [](auto& c) { return std::as_const(c).state(); });
   return b;
 }
@@ -486,14 +496,11 @@ rivetkit::Task<void> close_with_db(Ctx c) {
 rivetkit::ActorDefinition sleep_with_raw_ws_close_db(std::string name) {
   auto b = rivetkit::actor<CloseDbState>(std::move(name));
   with_log(b).options(options_of(kRawWsHandlerSleepTimeout));
-  with_wake_log(b)
-      .on_sleep([](auto& c) -> rivetkit::Task<void> {
-        c.state().sleepCount += 1;
-        co_await log_event(c, "sleep");
-      })
+  with_wake_log(b);
+  with_sleep_log(b)
       .on_websocket([](auto& c, rivetkit::WebSocket ws) {
         ws.on_close([c](std::uint16_t, std::string) mutable { return close_with_db(c); });
-        ws.send(json(rivetkit::Value::object({{"type", "connected"}})));
+        send_connected(ws);
       })
       .action("getStatus", [](auto& c) { return std::as_const(c).state(); });
   return b;
@@ -524,11 +531,8 @@ rivetkit::Task<void> slow_db_work(Ctx c, rivetkit::WebSocket ws) {
 rivetkit::ActorDefinition sleep_ws_message_exceeds_grace() {
   auto b = rivetkit::actor<MessageExceedsState>("sleepWsMessageExceedsGrace");
   with_log(b).options(options_of(kExceedsGraceSleepTimeout, kExceedsGracePeriod));
-  with_wake_log(b)
-      .on_sleep([](auto& c) -> rivetkit::Task<void> {
-        c.state().sleepCount += 1;
-        co_await log_event(c, "sleep");
-      })
+  with_wake_log(b);
+  with_sleep_log(b)
       .on_websocket([](auto& c, rivetkit::WebSocket ws) {
         ws.on_message([c, ws](rivetkit::WebSocketMessage msg) mutable -> rivetkit::Task<void> {
           if (msg.binary || msg.data != "slow-db-work") {
@@ -538,7 +542,7 @@ rivetkit::ActorDefinition sleep_ws_message_exceeds_grace() {
           }
           return slow_db_work(c, ws);
         });
-        ws.send(json(rivetkit::Value::object({{"type", "connected"}})));
+        send_connected(ws);
       })
       .action("getStatus", [](auto& c) { return std::as_const(c).state(); });
   return b;
@@ -586,7 +590,7 @@ rivetkit::ActorDefinition sleep_ws_concurrent_db_exceeds_grace() {
           // Concurrent handlers, as RivetKit's async listeners.
           c.keep_awake(concurrent_db_work(c, ws, index));
         });
-        ws.send(json(rivetkit::Value::object({{"type", "connected"}})));
+        send_connected(ws);
       })
       .action("getStatus", [](auto& c) { return std::as_const(c).state(); });
   return b;
@@ -667,7 +671,7 @@ rivetkit::ActorDefinition sleep_ws_active_db_exceeds_grace() {
             c.keep_awake(active_writes(c, ws, permits));
           }
         });
-        ws.send(json(rivetkit::Value::object({{"type", "connected"}})));
+        send_connected(ws);
       })
       .action("getStatus", [](auto& c) { return std::as_const(c).state(); });
   return b;

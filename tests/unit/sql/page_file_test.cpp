@@ -5,6 +5,8 @@
 
 #include "sql/page_file.hpp"
 
+#include "map_source.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -15,20 +17,7 @@
 namespace rivetkit::sql {
 namespace {
 
-struct Source final : PageSource {
-  std::map<std::uint32_t, std::string> pages;
-  int reads = 0;
-  bool failing = false;
-  Result<std::optional<std::string>> read_page(std::uint32_t pgno) override {
-    ++reads;
-    if (failing) {
-      return fail(Error{"storage", "read_failed", "injected", std::nullopt, false});
-    }
-    auto it = pages.find(pgno);
-    return it == pages.end() ? std::optional<std::string>{}
-                             : std::optional<std::string>{it->second};
-  }
-};
+using Source = testing::MapSource;
 
 std::string page_of(char c) {
   return std::string(kPageSize, c);
