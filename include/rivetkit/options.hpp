@@ -12,9 +12,7 @@ struct Request;
 
 struct ActorOptions {
   using ms = std::chrono::milliseconds;
-  /// Idle time before the actor sleeps. Idle: no request or action in flight, no keep_awake
-  /// work, socket handler or disconnect running, the `run` handler done, and no connection open
-  /// (a hibernatable one included, as in RivetKit: a connected client keeps its actor awake).
+  /// Idle time before the actor sleeps.
   ms sleep_timeout{30'000};
   /// Never sleep for idleness (explicit c.sleep() still works).
   bool no_sleep = false;

@@ -31,9 +31,8 @@ std::optional<AwakeReason> ActorInstance::awake_reason() const {
   if (auto busy = sleep_.keeps_awake()) {
     return busy;
   }
-  // Any connection keeps it awake, hibernatable ones included (RivetKit's idle rule,
-  // core-semantics.md §1.3): a connected client expects the actor it talks to, with its vars
-  // and timers, to stay; hibernation is for the sleeps asked for (c.sleep(), the engine).
+  // Hibernatable connections let the actor sleep (their sockets wait in the driver); any other
+  // connection, including the short-lived one of an HTTP request, keeps it awake.
   if (conns_.keep_awake()) {
     return AwakeReason::kConnection;
   }

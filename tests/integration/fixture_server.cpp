@@ -576,11 +576,6 @@ rivetkit::ActorDefinition sleepy_raw() {
         ws.on_message([ws, generation](rivetkit::WebSocketMessage msg) {
           ws.send("echo:" + msg.data + ":gen" + std::to_string(generation));
         });
-      })
-      // An open socket keeps the actor awake: the tests put it to sleep with this.
-      .action("goToSleep", [](auto& c) {
-        c.sleep();
-        return true;
       });
 }
 

@@ -66,7 +66,8 @@ std::shared_ptr<Connection> ConnectionSet::find(std::string_view conn_id) const 
 }
 
 bool ConnectionSet::keep_awake() const {
-  return !live_.empty();
+  return std::any_of(live_.begin(), live_.end(),
+                     [](const auto& entry) { return !entry.second->is_hibernatable(); });
 }
 
 std::vector<std::shared_ptr<Connection>> ConnectionSet::ended_by_stop(bool destroying) const {

@@ -68,8 +68,8 @@ class ConnectionSet {
   void discard(const std::string& conn_id) { live_.erase(conn_id); }
   std::shared_ptr<Connection> find(std::string_view conn_id) const;
   const Map& live() const { return live_; }
-  /// Whether the connections keep the actor awake: any does, hibernatable or not (RivetKit's
-  /// idle rule; hibernation serves the sleeps asked for).
+  /// Whether the connections keep the actor awake: any that is not hibernatable does
+  /// (hibernatable sockets wait in the driver while the actor sleeps).
   bool keep_awake() const;
   /// The connections a stop ends: every one on destroy, the non-hibernatable ones on sleep.
   /// Short-lived HTTP connections are left to the requests that own them.

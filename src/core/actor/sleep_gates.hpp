@@ -50,7 +50,7 @@ enum class AwakeReason : std::uint8_t {
   kWsCallback,
   kDisconnect,
   kRunHandler,
-  kConnection,  // a connection, hibernatable or not (incl. an HTTP request's)
+  kConnection,  // a connection that cannot hibernate (incl. an HTTP request's)
 };
 
 std::string_view to_string(AwakeReason reason);

@@ -254,9 +254,8 @@ TEST_F(ConnectionSetTest, AnUnreadableRecordIsDeletedInsteadOfRestored) {
 }
 
 TEST_F(ConnectionSetTest, WhatKeepsTheActorAwakeAndWhatAStopEnds) {
-  EXPECT_FALSE(set.keep_awake());
   auto hib = open(ConnKind::kActorConnect, client::Encoding::kJson, true);
-  EXPECT_TRUE(set.keep_awake());  // hibernatable ones too (RivetKit's idle rule)
+  EXPECT_FALSE(set.keep_awake());
   auto http = open(ConnKind::kHttp);
   EXPECT_TRUE(set.keep_awake());
   auto raw = open(ConnKind::kRawWebSocket);
