@@ -12,7 +12,8 @@ PageFile::PageFile(std::uint32_t size_pages,
     : source_(std::move(source)),
       cache_pages_(cache_pages),
       txn_size_pages_(size_pages),
-      size_pages_(size_pages) {
+      size_pages_(size_pages),
+      published_size_pages_(size_pages) {
   // Highest first, so the lowest (the schema's pages) are the most recently used.
   for (auto it = preloaded.rbegin(); it != preloaded.rend(); ++it) {
     cache_put(it->first, std::move(it->second));
@@ -53,7 +54,7 @@ void PageFile::evict() {
   while (cache_.size() > cache_pages_ && it != lru_.begin()) {
     --it;
     const std::uint32_t pgno = *it;
-    if (unsaved_.count(pgno) != 0 || in_flight_.count(pgno) != 0) {
+    if (staged_.count(pgno) != 0 || unsaved_.count(pgno) != 0 || in_flight_.count(pgno) != 0) {
       continue;  // pinned until durable
     }
     cache_.erase(pgno);
@@ -190,18 +191,35 @@ void PageFile::commit() {
     return;
   }
   txn_dirty_ = false;
-  if (txn_size_pages_ != size_pages_) {
-    unsaved_size_ = true;
-  }
+  staged_any_ = true;
   size_pages_ = txn_size_pages_;
   cache_drop_from(size_pages_ + 1);
-  unsaved_.erase(unsaved_.upper_bound(size_pages_), unsaved_.end());
+  staged_.erase(staged_.upper_bound(size_pages_), staged_.end());
   for (auto& [pgno, page] : txn_pages_) {
     cache_put(pgno, page);
-    unsaved_.insert_or_assign(pgno, std::move(page));
+    staged_.insert_or_assign(pgno, std::move(page));
   }
   txn_pages_.clear();
   evict();
+}
+
+void PageFile::publish() {
+  std::lock_guard lock(mutex_);
+  if (!staged_any_) {
+    return;
+  }
+  staged_any_ = false;
+  // size_pages_ is the size of the last commit, so of what is staged (only the worker changes it,
+  // and it waits for the strand between statements).
+  if (size_pages_ != published_size_pages_) {
+    unsaved_size_ = true;
+    published_size_pages_ = size_pages_;
+  }
+  unsaved_.erase(unsaved_.upper_bound(published_size_pages_), unsaved_.end());
+  for (auto& [pgno, page] : staged_) {
+    unsaved_.insert_or_assign(pgno, std::move(page));
+  }
+  staged_.clear();
 }
 
 std::optional<PageFile::Committed> PageFile::take_committed() {
@@ -215,7 +233,7 @@ std::optional<PageFile::Committed> PageFile::take_committed() {
   }
   out.pages = std::move(unsaved_);
   unsaved_.clear();
-  out.size_pages = size_pages_;
+  out.size_pages = published_size_pages_;
   unsaved_size_ = false;
   return out;
 }

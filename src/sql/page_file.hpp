@@ -6,21 +6,25 @@
 // Three layers, read top-down:
 // - the open transaction's pages: what SQLite wrote since its last commit;
 // - the cache of at most `cache_pages` pages, least recently used evicted first; a committed page
-//   is pinned in it until storage made it durable (take_committed, then durable()), so a read
-//   never sees an older stored copy, and may push the cache past its bound only while pinned;
+//   is pinned in it until storage made it durable (publish, take_committed, then durable()), so a
+//   read never sees an older stored copy, and may push the cache past its bound only while pinned;
 // - the source, for pages not in memory (read on demand; a page past the end reads as zeros).
 // So an open database holds its pinned pages plus at most `cache_pages`, however large it is
 // (SQLite's own page cache, per connection, sits above this one).
 //
 // The commit point is SQLITE_FCNTL_COMMIT_PHASETWO: SQLite sends it once a transaction is
-// committed. The transaction's pages (and the file size) then move to the committed set, which
-// the actor's commit takes (take_committed) and writes as one atomic batch with its state. A
-// transaction that is rolled back, or cut short by a crash, never reaches storage: the stored
-// pages are always a committed database.
+// committed. The transaction's pages (and the file size) then move to the staged set, on the
+// worker; the actor's strand publishes them (publish) when the statement's caller resumes, and
+// from there the actor's next write takes them (take_committed) as one atomic batch with its
+// state. Staging is what keeps a statement's rows with the state its caller changes right after
+// it: without it, another call's write could take the rows on the strand while the statement's
+// result was still on its way back, and a crash then would keep rows whose state was never
+// written. A transaction that is rolled back, or cut short by a crash, never reaches storage:
+// the stored pages are always a committed database.
 //
 // Threads: the VFS calls run on the SQL worker that runs the connection (one at a time);
-// take_committed and durable run on the actor's strand. One mutex guards the shared layers; the
-// source is read without it.
+// publish, take_committed and durable run on the actor's strand. One mutex guards the shared
+// layers; the source is read without it.
 
 #include <rivetkit/result.hpp>
 
@@ -67,6 +71,9 @@ class PageFile {
   void commit();
 
   // ---- the actor (its strand) -----------------------------------------------------------------
+  /// Makes what transactions committed since the last call takeable: called on the strand when
+  /// the statement that committed them returns to its caller.
+  void publish();
   /// What committed transactions changed since the last take.
   struct Committed {
     /// Pages to store.
@@ -74,7 +81,7 @@ class PageFile {
     /// The database size after them, in pages; stored pages past it are to be deleted.
     std::uint32_t size_pages = 0;
   };
-  /// Takes what was committed since the last take; nullopt when nothing was. Its pages stay
+  /// Takes what was published since the last take; nullopt when nothing was. Its pages stay
   /// pinned in the cache until durable().
   std::optional<Committed> take_committed();
   /// What was taken is durable: the store returns it, so its pages may be evicted.
@@ -112,10 +119,13 @@ class PageFile {
   bool txn_dirty_ = false;
   // Committed state.
   std::map<std::uint32_t, CacheEntry> cache_;
-  std::list<std::uint32_t> lru_;  // most recently used first
-  std::uint32_t size_pages_;
-  std::map<std::uint32_t, std::string> unsaved_;  // committed, not yet taken (pinned)
+  std::list<std::uint32_t> lru_;                  // most recently used first
+  std::uint32_t size_pages_;                      // the committed size, for reads
+  std::map<std::uint32_t, std::string> staged_;   // committed, not yet published (pinned)
+  std::map<std::uint32_t, std::string> unsaved_;  // published, not yet taken (pinned)
   std::set<std::uint32_t> in_flight_;             // taken, not yet durable (pinned)
+  std::uint32_t published_size_pages_;            // the size as of the last publish
+  bool staged_any_ = false;
   bool unsaved_size_ = false;
 };
 

@@ -347,7 +347,13 @@ void ActorDatabase::check_usable() const {
 }
 
 void ActorDatabase::after_job() {
-  if (file_ && file_->has_committed()) {
+  if (!file_) {
+    return;
+  }
+  // The caller resumes in this handler: the pages go to the next write together with what it
+  // changes before it waits again (PageFile::publish).
+  file_->publish();
+  if (file_->has_committed()) {
     host_.database_changed();
   }
 }

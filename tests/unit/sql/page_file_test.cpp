@@ -71,10 +71,11 @@ TEST(PageFileTest, APageNotYetDurableIsNeverReadFromTheOlderStoredCopy) {
   const std::string c = page_of('c');
   ASSERT_TRUE(f.write(b.data(), static_cast<int>(kPageSize), offset_of(5)));
   f.commit();
+  f.publish();
   auto taken = f.take_committed();  // in flight to storage, not durable yet
   ASSERT_TRUE(taken);
   ASSERT_TRUE(f.write(c.data(), static_cast<int>(kPageSize), offset_of(6)));
-  f.commit();  // committed, not even taken
+  f.commit();  // committed, not even published
   for (std::uint32_t p = 10; p <= 60; ++p) {
     read_page(f, p);
   }
@@ -87,6 +88,7 @@ TEST(PageFileTest, APageNotYetDurableIsNeverReadFromTheOlderStoredCopy) {
     source->pages[pgno] = page;
   }
   f.durable();
+  f.publish();
   auto second = f.take_committed();
   ASSERT_TRUE(second);
   for (const auto& [pgno, page] : second->pages) {
@@ -101,6 +103,47 @@ TEST(PageFileTest, APageNotYetDurableIsNeverReadFromTheOlderStoredCopy) {
   EXPECT_EQ(read_page(f, 5), b);
   EXPECT_EQ(read_page(f, 6), c);
   EXPECT_EQ(source->reads, before + 2);  // evicted, read back from the store
+}
+
+// A statement's commit is takeable only once published on the strand (when its caller resumes):
+// a write taken meanwhile carries none of it, and the pages stay pinned and readable.
+TEST(PageFileTest, CommittedPagesWaitForPublishBeforeAWriteCanTakeThem) {
+  auto source = source_of(10, 'a');
+  PageFile f(10, {}, source, 4);
+  const std::string b = page_of('b');
+  ASSERT_TRUE(f.write(b.data(), static_cast<int>(kPageSize), offset_of(3)));
+  ASSERT_TRUE(f.write(b.data(), static_cast<int>(kPageSize), offset_of(12)));  // grows to 12
+  f.commit();
+  EXPECT_FALSE(f.has_committed());
+  EXPECT_FALSE(f.take_committed()) << "a commit not yet published was taken";
+  for (std::uint32_t p = 1; p <= 10; ++p) {
+    read_page(f, p);
+  }
+  EXPECT_EQ(read_page(f, 3), b);
+  EXPECT_EQ(read_page(f, 12), b);
+  EXPECT_EQ(f.size(), 12 * static_cast<std::int64_t>(kPageSize));
+
+  f.publish();
+  ASSERT_TRUE(f.has_committed());
+  auto taken = f.take_committed();
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->size_pages, 12u);
+  EXPECT_EQ(taken->pages.size(), 2u);
+  EXPECT_EQ(taken->pages.at(3), b);
+
+  // A second commit that shrinks the file back: published, it carries the size and no page past it.
+  ASSERT_TRUE(f.write(b.data(), static_cast<int>(kPageSize), offset_of(2)));
+  f.truncate(5 * static_cast<std::int64_t>(kPageSize));
+  f.commit();
+  EXPECT_FALSE(f.take_committed());
+  f.publish();
+  auto second = f.take_committed();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->size_pages, 5u);
+  EXPECT_EQ(second->pages.size(), 1u);
+  EXPECT_EQ(second->pages.count(2), 1u);
+  f.publish();  // nothing new: nothing to take
+  EXPECT_FALSE(f.take_committed());
 }
 
 TEST(PageFileTest, APartialWriteOfAPageNotInMemoryKeepsItsStoredBytes) {

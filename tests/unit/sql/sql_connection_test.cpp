@@ -48,6 +48,7 @@ struct Db {
   }
   /// Makes what was committed durable.
   bool save() {
+    file->publish();
     auto c = file->take_committed();
     if (c) {
       source->apply(*c);
