@@ -1,6 +1,7 @@
 #include "serverless/start_request.hpp"
 
 #include "protocol/envoy/codec.hpp"
+#include "protocol/envoy/engine_id.hpp"
 
 namespace rivetkit::serverless {
 
@@ -86,6 +87,13 @@ Result<envoy::CommandWrapper> parse_start_body(std::string_view body) {
   auto& command = commands->commands.front();
   if (!std::holds_alternative<envoy::CommandStartActor>(command.inner)) {
     return fail(invalid("the start payload's command must be CommandStartActor"));
+  }
+  // Only the engine sends starts, with its own ids: any other id would be refused by the engine
+  // in the actor's first KV request, and that refusal closes the envoy's connection.
+  if (!envoy::is_engine_id(command.checkpoint.actor_id)) {
+    return fail(invalid("the start command's actor id \""
+                        + command.checkpoint.actor_id.substr(0, 64)
+                        + "\" is not an engine actor id (30 base36 characters, version 1)"));
   }
   return std::move(command);
 }

@@ -150,9 +150,24 @@ describe(`serverless mode [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, ()
 		const garbage = await start(good, "not a start command");
 		assert.equal(garbage.status, 400);
 		assert.equal((await garbage.json()).group, "request");
-		// A well-formed start (envoy-protocol.md §5's layout) of an actor type nobody registered.
-		const id = "0123456789abcdefghijklmnopqrst";
-		const startOf = (type) =>
+		// A well-formed start (envoy-protocol.md §5's layout) of an actor type nobody registered,
+		// with an id of the engine's form (§4.9: 19 bytes of version 1, 30 base36 digits, least
+		// significant first) that the engine never issued.
+		const engineId = () => {
+			const bytes = [1, ...crypto.getRandomValues(new Uint8Array(18))];
+			let digits = "";
+			for (let i = 0; i < 30; i++) {
+				let rem = 0;
+				for (let b = bytes.length - 1; b >= 0; b--) {
+					const v = rem * 256 + bytes[b];
+					bytes[b] = Math.floor(v / 36);
+					rem = v % 36;
+				}
+				digits += rem.toString(36);
+			}
+			return digits;
+		};
+		const startOf = (type, id = engineId()) =>
 			Buffer.concat([
 				Buffer.from("08000101", "hex"),
 				Buffer.from([id.length]),
@@ -162,6 +177,13 @@ describe(`serverless mode [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, ()
 				Buffer.from(type),
 				Buffer.from("00" + "2e145c36a2010000" + "000000", "hex"),
 			]);
+		// An id the engine would refuse (version 4): refused here before the envoy says anything
+		// about it (the engine answers a KV request naming it by closing the envoy's connection).
+		const badId = await start(good, startOf("counter", "0123456789abcdefghijklmnopqrst"));
+		assert.equal(badId.status, 400);
+		const badIdError = await badId.json();
+		assert.equal(badIdError.code, "invalid");
+		assert.match(badIdError.message, /not an engine actor id/);
 		const unknown = startOf("nope");
 		const nobody = await start(good, unknown);
 		assert.equal(nobody.status, 400);

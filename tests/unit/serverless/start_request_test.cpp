@@ -123,6 +123,20 @@ TEST(StartRequestTest, TheBodyIsOneStartCommand) {
   EXPECT_FALSE(parse_start_body(envoy::encode_versioned(*two)));
 }
 
+// The engine would refuse any other id in the actor's first KV request, closing the envoy's
+// connection with it: such a start is refused before anything is sent.
+TEST(StartRequestTest, AStartOfAnIdTheEngineWouldRefuseIsInvalid) {
+  auto decoded = envoy::decode_versioned_to_envoy(captured_body());
+  ASSERT_TRUE(decoded);
+  auto& start = std::get<envoy::ToEnvoyCommands>(*decoded).commands.front();
+  start.checkpoint.actor_id = "0123456789abcdefghijklmnopqrst";
+  auto r = parse_start_body(envoy::encode_versioned(*decoded));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().qualified_code(), "request.invalid");
+  EXPECT_NE(r.error().message.find("0123456789abcdefghijklmnopqrst"), std::string::npos);
+  EXPECT_EQ(start_error_status(r.error()), 400u);
+}
+
 TEST(StartRequestTest, MetadataIsTheServerlessPayload) {
   MetadataOptions options;
   options.actor_names = {"counter"};
