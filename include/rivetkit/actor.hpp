@@ -49,6 +49,7 @@
 #include <rivetkit/input_schema.hpp>
 #include <rivetkit/kv.hpp>
 #include <rivetkit/options.hpp>
+#include <rivetkit/queue.hpp>
 #include <rivetkit/schedule.hpp>
 #include <rivetkit/task.hpp>
 #include <rivetkit/value.hpp>
@@ -385,6 +386,8 @@ class Context {
   Kv kv() const { return Kv(&api_->kv()); }
   /// The actor's SQLite database (database.hpp); declare it with ActorBuilder::database.
   Database db() const { return Database(&api_->db()); }
+  /// The actor's durable queue (queue.hpp); declare its queues with ActorBuilder::queue.
+  Queue queue() const { return Queue(&api_->queue(), conn_); }
   /// Other actors of the registry, to call, create and destroy (client.hpp).
   Client client() const { return Client(&api_->client(), api_); }
   /// Wall-clock ms since the Unix epoch, on the runtime's clock (tests may run it manually).
@@ -555,6 +558,21 @@ class ActorBuilder {
   }
   ActorBuilder& event(std::string name) {
     data_->events.try_emplace(std::move(name));
+    return *this;
+  }
+  /// Declares queue `name` (queue.hpp): sends to it are kept; sends to a name no queue declares
+  /// complete and keep nothing, as in RivetKit. `can_publish(c) -> bool` (or Task<bool>) sees
+  /// the sending client's connection as `c.conn()`; false refuses the send with `auth.forbidden`.
+  ActorBuilder& queue(std::string name) {
+    data_->queues.try_emplace(std::move(name));
+    return *this;
+  }
+  template <class F>
+  ActorBuilder& queue(std::string name, F can_publish) {
+    data_->queues[std::move(name)].can_publish =
+        [can_publish](detail::ActorApi* api, detail::ConnApi* conn) -> Task<bool> {
+      return detail::call_async(can_publish, Ctx(api, conn));
+    };
     return *this;
   }
   /// `f(c, const Request&) -> Response` (or Task<Response>): raw HTTP under `/request/...`.

@@ -38,6 +38,12 @@ struct ActorOptions {
   std::uint32_t schedule_max_attempts = 5;
   /// Delay before the first retry of a failed scheduled action; doubles with each attempt.
   ms schedule_retry_delay{1'000};
+  /// Most messages queued per actor (`queue.full` beyond; RivetKit's maxQueueSize).
+  std::size_t max_queue_size = 1000;
+  /// Largest queue message, measured as RivetKit does (its name and CBOR body with a few bytes of
+  /// framing): `queue.message_too_large` beyond (maxQueueMessageSize). At most 120 KiB here, the
+  /// store's value limit with room for the record.
+  std::size_t max_queue_message_size = 64 * 1024;
 };
 
 }  // namespace rivetkit

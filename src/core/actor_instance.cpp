@@ -66,7 +66,8 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
                              // Past the action's own timeout, so the caller gets that error:
                              // the statement is then interrupted, which ends the action.
                              definition_->options.action_timeout + std::chrono::seconds(1),
-                             *this)},
+                             *this),
+               ActorQueue(strand_, actor_id_, *definition_, *this)},
       state_(actor_id_),
       acks_(*config_.clock, *this),
       gate_(strand_, *this, definition_->options.durable_replies) {
@@ -93,6 +94,12 @@ Task<Result<void>> ActorInstance::start() {
   auto opened = co_await std::move(db_op);
   if (!opened) {
     co_return fail_start(opened.error());
+  }
+
+  auto queue_op = storage_.queue.load(*store_);
+  auto queue_loaded = co_await std::move(queue_op);
+  if (!queue_loaded) {
+    co_return fail_start(queue_loaded.error());
   }
 
   Value input{Undefined{}};  // no input given: JS undefined (not null)
@@ -126,7 +133,9 @@ Task<Result<void>> ActorInstance::start() {
     storage::ActorWrite write;
     write.state = bytes;
     write.has_initialized = true;
-    // What the migrations and the creation hooks did to the database commits with it.
+    // What the migrations and the creation hooks did to the database and the queue commits
+    // with it.
+    storage_.queue.take_changes(write);
     storage_.db.take_changes(write);
     auto commit_op = store_->commit(std::move(write));
     auto committed = co_await std::move(commit_op);
@@ -150,7 +159,7 @@ Task<Result<void>> ActorInstance::start() {
     state_.stored(*loaded->state);
   }
   gate_.forget_changes();  // what the start hooks changed is in the state just loaded or written
-  if (storage_.db.has_changes()) {
+  if (storage_.db.has_changes() || storage_.queue.has_changes()) {
     gate_.mark_changed();  // the migrations of a woken actor: written after the start
   }
   schedules_.load(loaded->schedules);
@@ -199,6 +208,7 @@ Task<void> ActorInstance::stop(StopReason reason) {
 
   // 1. The abort signal: `run` and long loops see it and return; schedules stop firing.
   schedules_.stop();
+  storage_.queue.abort();
   abort_.fire();
 
   // Waits (within the grace period) until the work that must finish first is done.
@@ -262,6 +272,7 @@ Task<void> ActorInstance::stop(StopReason reason) {
   }
   auto close_op = storage_.db.close();
   co_await std::move(close_op);
+  storage_.queue.close();
   conns_.clear();
   lifecycle_.terminate();
   sleep_.changed().notify_all();
@@ -413,6 +424,11 @@ Task<void> ActorInstance::run_handler() {
     // As RivetKit: the error is logged and the actor falls back to the idle sleep rules (it
     // sleeps; it is not destroyed).
     Error e = error_from_exception(failure);
+    if (e.group == "actor" && e.code == "aborted" && lifecycle_.aborted()) {
+      // A wait the stop ended (a queue receive): how a run loop learns it should return.
+      log::debug("run handler ended by the stop actor_id={}", actor_id_);
+      co_return;
+    }
     log::error("run handler failed actor_id={} error={}.{} message={}", actor_id_, e.group, e.code,
                exception_message(failure));
   } else {
@@ -748,6 +764,24 @@ void ActorInstance::database_changed() {
     return;
   }
   request_save();
+}
+
+// ---- the queue (core/actor/actor_queue.hpp) ----------------------------------------------------
+
+bool ActorInstance::queue_open() const {
+  return lifecycle_.storage_open();
+}
+
+void ActorInstance::queue_changed() {
+  database_changed();  // the same rule: while loading, taken by the creation or first write
+}
+
+std::int64_t ActorInstance::queue_now_ms() const {
+  return now_ms();
+}
+
+std::shared_ptr<void> ActorInstance::queue_wait_began() {
+  return std::make_shared<SleepGates::Work>(track(WorkKind::kQueueWait));
 }
 
 }  // namespace rivetkit::core

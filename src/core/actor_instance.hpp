@@ -75,6 +75,7 @@ class ActorInstance final : public detail::ActorApi,
                             private Schedules::Host,
                             private ActorKv::Host,
                             private ActorDatabase::Host,
+                            private ActorQueue::Host,
                             private MessageAcks::Host,
                             private ConnectionSet::Host,
                             private ConnectionLifecycle::Host,
@@ -174,6 +175,9 @@ class ActorInstance final : public detail::ActorApi,
   detail::ScheduleApi& schedule() override { return schedules_; }
   detail::KvApi& kv() override { return storage_.kv; }
   detail::DbApi& db() override { return storage_.db; }
+  detail::QueueApi& queue() override { return storage_.queue; }
+  /// The queue as the runtime uses it (client sends).
+  ActorQueue& queue_part() { return storage_.queue; }
   detail::ClientApi& client() override { return driver_->actor_client(); }
 
   /// Why the idle rule would not put this actor to sleep now; nullopt when it may sleep.
@@ -257,11 +261,17 @@ class ActorInstance final : public detail::ActorApi,
   bool kv_open() const override;
   bool kv_loading() const override;
   Task<Result<void>> save_now() override;
-  std::shared_ptr<void> hold() override;  // also ActorDatabase::Host's
+  std::shared_ptr<void> hold() override;  // also ActorDatabase::Host's and ActorQueue::Host's
 
   // ---- ActorDatabase::Host --------------------------------------------------------------------
   bool db_open() const override;
   void database_changed() override;
+
+  // ---- ActorQueue::Host -----------------------------------------------------------------------
+  bool queue_open() const override;
+  void queue_changed() override;
+  std::int64_t queue_now_ms() const override;
+  std::shared_ptr<void> queue_wait_began() override;
 };
 
 }  // namespace rivetkit::core

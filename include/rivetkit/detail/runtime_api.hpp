@@ -8,6 +8,7 @@
 #include <rivetkit/input_schema.hpp>
 #include <rivetkit/kv_types.hpp>
 #include <rivetkit/options.hpp>
+#include <rivetkit/queue_types.hpp>
 #include <rivetkit/schedule.hpp>
 #include <rivetkit/sql_types.hpp>
 #include <rivetkit/task.hpp>
@@ -110,6 +111,38 @@ class KvApi {
 
 /// The actor's SQLite database (database.hpp). Statements run off the I/O threads, one at a
 /// time per actor and in call order. Errors are thrown as ActorError.
+/// A completable message as its receiver holds it (defined by the runtime).
+struct QueueCompletion;
+
+/// One message as a receive returns it (queue.hpp's QueueMessage).
+struct QueueMessageData {
+  std::uint64_t id = 0;
+  std::string name;
+  Value body;
+  std::int64_t created_at = 0;
+  /// Set for a completable receive.
+  std::shared_ptr<QueueCompletion> completion;
+};
+
+/// The actor's queue (queue.hpp). Errors are thrown as ActorError.
+class QueueApi {
+ public:
+  virtual ~QueueApi() = default;
+  /// Adds a message; resumes once it is durable.
+  virtual Task<void> send(std::string name, Value body) = 0;
+  virtual Task<QueueSendResult> send_and_wait(std::string name,
+                                              Value body,
+                                              std::optional<std::chrono::milliseconds> timeout) = 0;
+  /// Takes matching messages; `wait`: up to options.timeout for the first. `scope`: the caller
+  /// (its uncompleted completable messages refuse its next receive).
+  virtual Task<std::vector<QueueMessageData>> receive(const void* scope,
+                                                      QueueReceive options,
+                                                      bool wait) = 0;
+  virtual Task<void> complete(std::shared_ptr<QueueCompletion> completion, Value response) = 0;
+  /// Messages queued now.
+  virtual std::size_t size() const = 0;
+};
+
 class DbApi {
  public:
   virtual ~DbApi() = default;
@@ -239,6 +272,8 @@ class ActorApi {
   virtual ClientApi& client() = 0;
   /// The actor's SQLite database (its calls fail with database.not_enabled when it declares none).
   virtual DbApi& db() = 0;
+  /// The actor's queue.
+  virtual QueueApi& queue() = 0;
 };
 
 using ActionFn = std::function<Task<Value>(ActorApi*, ConnApi*, Array)>;
@@ -277,6 +312,12 @@ struct EventDefinition {
   std::function<Task<bool>(ActorApi*, ConnApi*)> can_subscribe;
 };
 
+/// A declared queue (RivetKit's `queues: {name: queue()}`, ActorBuilder::queue).
+struct QueueDefinition {
+  /// Whether a client's connection may send to it; empty: anyone may.
+  std::function<Task<bool>(ActorApi*, ConnApi*)> can_publish;
+};
+
 /// A declared database (ActorBuilder::database): its migrations, in version order.
 struct DatabaseDefinition {
   std::vector<Migration> migrations;
@@ -291,6 +332,8 @@ struct ActorDefinitionData {
   ActorOptions options;
   /// Declared events. Broadcasting an undeclared name still reaches its subscribers.
   std::map<std::string, EventDefinition, std::less<>> events;
+  /// Declared queues. A send to any other name completes and keeps nothing.
+  std::map<std::string, QueueDefinition, std::less<>> queues;
 };
 
 }  // namespace rivetkit::detail

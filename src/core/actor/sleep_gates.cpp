@@ -74,7 +74,12 @@ std::optional<AwakeReason> SleepGates::keeps_awake() const {
       {WorkKind::kRun, AwakeReason::kRunHandler},
   };
   for (const auto& gate : kGates) {
-    if (count(gate.kind) != 0) {
+    std::size_t open = count(gate.kind);
+    if (gate.kind == WorkKind::kRun) {
+      // A run handler waiting in a queue receive lets the actor sleep.
+      open = open > count(WorkKind::kQueueWait) ? open : 0;
+    }
+    if (open != 0) {
       return gate.reason;
     }
   }

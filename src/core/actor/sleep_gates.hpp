@@ -9,7 +9,8 @@
 // actor stays awake, read by tests (and later by the inspector).
 //
 // wait_until work does not keep an actor awake (RivetKit), but a stop waits for it; the run
-// handler keeps it awake and a sleep (not a destroy) waits for it.
+// handler keeps it awake and a sleep (not a destroy) waits for it, except while it waits in a
+// queue receive (RivetKit: queue waits do not block idle sleep; the sleep's abort ends the wait).
 //
 // A freshly started actor may also wait for its first request (first_request_grace, engine
 // mode): see ActorInstance::Spec. Single strand.
@@ -37,8 +38,9 @@ enum class WorkKind : std::uint8_t {
   kWsCallback,  // a raw WebSocket's open, message or close handler
   kDisconnect,  // an on_disconnect running
   kRun,         // the run handler
+  kQueueWait,   // a queue receive of the run handler (or a hook) waiting for a message
 };
-inline constexpr std::size_t kWorkKinds = 6;
+inline constexpr std::size_t kWorkKinds = 7;
 
 /// Why an actor does not go to sleep now.
 enum class AwakeReason : std::uint8_t {

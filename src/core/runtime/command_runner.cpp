@@ -81,6 +81,61 @@ Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance,
   co_return co_await std::move(reply_op);
 }
 
+// Runs a declared queue's can_publish rule for the send's connection: the error to answer, or
+// nullopt when the send may go on.
+Task<std::optional<Error>> publish_refusal(ActorInstance& instance,
+                                           const detail::QueueDefinition& queue,
+                                           Connection* conn) {
+  if (!queue.can_publish) {
+    co_return std::nullopt;
+  }
+  std::exception_ptr failure;
+  try {
+    auto rule_op = queue.can_publish(&instance, conn);
+    const bool allowed = co_await std::move(rule_op);
+    co_return allowed ? std::nullopt : std::optional<Error>(forbidden());
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  co_return error_from_exception(failure);
+}
+
+// Adds the message and, for a send that waits, waits for its completion: at most the send's
+// timeout ("timedOut") and the action timeout (actor.action_timed_out).
+Task<Result<QueueSent>> enqueue_message(ActorInstance& instance, QueueSendCommand& command) {
+  auto& queue = instance.queue_part();
+  std::uint64_t id = 0;
+  try {
+    id = queue.enqueue(command.name, std::move(command.body));
+  } catch (const ActorError& e) {
+    co_return fail(e.error());
+  }
+  if (!command.wait) {
+    co_return QueueSent{};
+  }
+  // Registered before anything can take the message (nothing ran since the enqueue).
+  queue.expect_completion(id);
+  const auto now = std::chrono::steady_clock::now();
+  const auto action_limit = instance.definition().options.action_timeout;
+  const bool own_limit_first =
+      command.timeout_ms && std::chrono::milliseconds(*command.timeout_ms) < action_limit;
+  const auto deadline =
+      now + (own_limit_first ? std::chrono::milliseconds(*command.timeout_ms) : action_limit);
+  auto wait_op = queue.wait_completion(id, deadline);
+  auto response = co_await std::move(wait_op);
+  if (response) {
+    QueueSent sent;
+    sent.response = std::move(*response);
+    co_return sent;
+  }
+  if (!own_limit_first) {
+    co_return fail(action_timed_out());
+  }
+  QueueSent sent;
+  sent.timed_out = true;
+  co_return sent;
+}
+
 Task<Attempt> queue_send(std::shared_ptr<ActorInstance> instance,
                          QueueSendCommand& command,
                          std::function<void()> decided) {
@@ -90,14 +145,25 @@ Task<Attempt> queue_send(std::shared_ptr<ActorInstance> instance,
   if (auto* ended = std::get_if<Attempt>(&opened)) {
     co_return std::move(*ended);
   }
-  // A send to a queue the actor does not declare completes and enqueues nothing, as in RivetKit
-  // (core-semantics.md §7, "ignores undefined queues"); rivetkit-cpp actors declare no queues
-  // yet, so every send that passed the connection hooks is such a send.
-  log::debug("queue send to undeclared queue actor_id={} queue={}", instance->actor_id(),
-             command.name);
-  auto reply_op =
-      finished_reply(*instance, std::get<std::shared_ptr<Connection>>(std::move(opened)),
-                     Result<QueueSent>(QueueSent{}));
+  auto conn = std::get<std::shared_ptr<Connection>>(std::move(opened));
+  const auto& queues = instance->definition().queues;
+  auto declared = queues.find(command.name);
+  if (declared == queues.end()) {
+    // A queue the actor does not declare: the send completes and keeps nothing, as in RivetKit
+    // (core-semantics.md §7, "ignores undefined queues").
+    log::debug("queue send to undeclared queue actor_id={} queue={}", instance->actor_id(),
+               command.name);
+    auto reply_op = finished_reply(*instance, std::move(conn), Result<QueueSent>(QueueSent{}));
+    co_return co_await std::move(reply_op);
+  }
+  auto rule_op = publish_refusal(*instance, declared->second, conn.get());
+  if (auto refused = co_await std::move(rule_op)) {
+    auto reply_op = finished_reply(*instance, std::move(conn), Result<QueueSent>(fail(*refused)));
+    co_return co_await std::move(reply_op);
+  }
+  auto send_op = enqueue_message(*instance, command);
+  auto sent = co_await std::move(send_op);
+  auto reply_op = finished_reply(*instance, std::move(conn), std::move(sent));
   co_return co_await std::move(reply_op);
 }
 

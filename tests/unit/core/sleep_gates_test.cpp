@@ -62,6 +62,23 @@ TEST_F(SleepGatesTest, AStopDrainsWaitUntilAndTheRunHandlerOnlyWhenAskedTo) {
   EXPECT_FALSE(gates.drained(false, false)) << "in-flight actions always drain";
 }
 
+// RivetKit: a queue wait does not block idle sleep. The run handler waiting in a receive lets the
+// actor sleep; processing a message (no wait open) keeps it awake; a stop still waits for it.
+TEST_F(SleepGatesTest, ARunHandlerWaitingInAQueueReceiveLetsTheActorSleep) {
+  gates.enter(WorkKind::kRun);
+  EXPECT_EQ(gates.keeps_awake(), AwakeReason::kRunHandler);
+  gates.enter(WorkKind::kQueueWait);
+  EXPECT_EQ(gates.keeps_awake(), std::nullopt);
+  EXPECT_FALSE(gates.drained(true, true)) << "a sleep still waits for the run handler";
+  gates.leave(WorkKind::kQueueWait);
+  EXPECT_EQ(gates.keeps_awake(), AwakeReason::kRunHandler);
+  gates.leave(WorkKind::kRun);
+  gates.enter(WorkKind::kQueueWait);  // a hook's wait, no run handler: nothing to release
+  EXPECT_EQ(gates.keeps_awake(), std::nullopt);
+  gates.enter(WorkKind::kAction);
+  EXPECT_EQ(gates.keeps_awake(), AwakeReason::kAction) << "an action waiting stays counted";
+}
+
 TEST_F(SleepGatesTest, TheIdleDeadlineFollowsTheLastActivity) {
   gates.started();
   EXPECT_EQ(gates.sleep_deadline(), clock.steady_now() + seconds(30));

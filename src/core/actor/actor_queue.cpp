@@ -1,0 +1,401 @@
+#include "core/actor/actor_queue.hpp"
+
+#include "core/actor/stored_value.hpp"
+#include "util/log.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+namespace rivetkit::core {
+
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr char kNextIdTag = '\x01';
+constexpr char kMessageTag = '\x02';
+// The stored record: version, created_at (i64 BE), name length (u32 BE), name, body (CBOR).
+constexpr char kRecordVersion = '\x01';
+
+void put_be(std::string& out, std::uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) {
+    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+}
+
+std::uint64_t get_be(std::string_view in, std::size_t at, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) {
+    v = (v << 8) | static_cast<unsigned char>(in[at + static_cast<std::size_t>(i)]);
+  }
+  return v;
+}
+
+std::string encode_record(const std::string& name,
+                          std::int64_t created_at,
+                          const std::string& body) {
+  std::string out;
+  out.reserve(1 + 8 + 4 + name.size() + body.size());
+  out.push_back(kRecordVersion);
+  put_be(out, static_cast<std::uint64_t>(created_at), 8);
+  put_be(out, name.size(), 4);
+  out += name;
+  out += body;
+  return out;
+}
+
+struct Record {
+  std::string name;
+  std::int64_t created_at = 0;
+  std::string body;
+};
+
+std::optional<Record> decode_record(std::string_view in) {
+  if (in.size() < 13 || in[0] != kRecordVersion) {
+    return std::nullopt;
+  }
+  Record r;
+  r.created_at = static_cast<std::int64_t>(get_be(in, 1, 8));
+  const auto name_len = get_be(in, 9, 4);
+  if (in.size() - 13 < name_len) {
+    return std::nullopt;
+  }
+  r.name = std::string(in.substr(13, name_len));
+  r.body = std::string(in.substr(13 + name_len));
+  return r;
+}
+
+std::size_t varint_size(std::size_t n) {
+  std::size_t size = 1;
+  while (n >= 0x80) {
+    n >>= 7;
+    ++size;
+  }
+  return size;
+}
+
+Error queue_error(std::string code, std::string message, std::optional<Value> metadata = {}) {
+  return Error{"queue", std::move(code), std::move(message), std::move(metadata), true};
+}
+
+Error aborted() {
+  return Error{"actor", "aborted", "Actor aborted", std::nullopt, true};
+}
+
+bool matches(const std::vector<std::string>& names, const std::string& name) {
+  return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+namespace queue_keys {
+
+std::string next_id_key() {
+  return std::string{kPrefix, kNextIdTag};
+}
+
+std::string message_key(std::uint64_t id) {
+  std::string key{kPrefix, kMessageTag};
+  put_be(key, id, 8);
+  return key;
+}
+
+std::optional<std::uint64_t> id_of(std::string_view key) {
+  if (key.size() != 10 || key[0] != kPrefix || key[1] != kMessageTag) {
+    return std::nullopt;
+  }
+  return get_be(key, 2, 8);
+}
+
+}  // namespace queue_keys
+
+std::size_t ActorQueue::measured_size(std::string_view name, std::string_view body_cbor) {
+  // RivetKit's persisted message (core-semantics.md §7): a 2-byte version, the name and the body
+  // each with a varint length, created_at (8 bytes) and four absent optional fields.
+  return 2 + varint_size(name.size()) + name.size() + varint_size(body_cbor.size())
+         + body_cbor.size() + 8 + 4;
+}
+
+ActorQueue::ActorQueue(asio::any_io_executor strand,
+                       std::string actor_id,
+                       const detail::ActorDefinitionData& definition,
+                       Host& host)
+    : strand_(std::move(strand)),
+      actor_id_(std::move(actor_id)),
+      definition_(definition),
+      host_(host) {}
+
+Task<Result<void>> ActorQueue::load(storage::ActorStore& store) {
+  storage::KvQuery query;
+  query.prefix = std::string(1, queue_keys::kPrefix);
+  auto op = store.kv_list(std::move(query));
+  auto listed = co_await std::move(op);
+  if (!listed) {
+    co_return fail(listed.error());
+  }
+  std::uint64_t stored_next = 1;
+  for (auto& entry : *listed) {
+    if (entry.key == queue_keys::next_id_key()) {
+      if (entry.value.size() == 8) {
+        stored_next = std::max<std::uint64_t>(stored_next, get_be(entry.value, 0, 8));
+      }
+      continue;
+    }
+    auto id = queue_keys::id_of(entry.key);
+    auto record = decode_record(entry.value);
+    if (!id || !record) {
+      log::warn("queue: unreadable entry dropped actor_id={} key_size={}", actor_id_,
+                entry.key.size());
+      continue;
+    }
+    auto body = decode_stored(record->body);
+    if (!body) {
+      log::warn("queue: message {} has an unreadable body actor_id={}: {}", *id, actor_id_,
+                body.error().message);
+      continue;
+    }
+    messages_.emplace(*id, Message{std::move(record->name), std::move(*body), record->created_at});
+    stored_next = std::max(stored_next, *id + 1);
+  }
+  next_id_ = stored_next;
+  co_return Result<void>{};
+}
+
+bool ActorQueue::declared(std::string_view name) const {
+  return definition_.queues.find(name) != definition_.queues.end();
+}
+
+void ActorQueue::check_open() const {
+  if (closed_ || !host_.queue_open()) {
+    throw ActorError(Error{"actor", "stopped", "The actor has stopped; its queue is closed",
+                           std::nullopt, true});
+  }
+}
+
+std::uint64_t ActorQueue::enqueue(std::string name, Value body) {
+  check_open();
+  std::string bytes = encode_stored(body);
+  const auto& options = definition_.options;
+  const auto size = measured_size(name, bytes);
+  if (size > options.max_queue_message_size) {
+    throw ActorError(queue_error(
+        "message_too_large",
+        "Queue message too large (" + std::to_string(size) + " bytes). Limit is "
+            + std::to_string(options.max_queue_message_size) + " bytes.",
+        Value::object({{"size", static_cast<std::int64_t>(size)},
+                       {"limit", static_cast<std::int64_t>(options.max_queue_message_size)}})));
+  }
+  if (messages_.size() >= options.max_queue_size) {
+    throw ActorError(queue_error(
+        "full", "Queue is full. Limit is " + std::to_string(options.max_queue_size) + " messages.",
+        Value::object({{"limit", static_cast<std::int64_t>(options.max_queue_size)}})));
+  }
+  const std::uint64_t id = next_id_++;
+  const std::int64_t created_at = host_.queue_now_ms();
+  unsaved_.put(queue_keys::message_key(id), encode_record(name, created_at, bytes));
+  std::string next;
+  put_be(next, next_id_, 8);
+  unsaved_.put(queue_keys::next_id_key(), std::move(next));
+  messages_.emplace(id, Message{std::move(name), std::move(body), created_at});
+  host_.queue_changed();
+  wake_receivers();
+  return id;
+}
+
+void ActorQueue::wake_receivers() {
+  for (auto& weak : receivers_) {
+    if (auto timer = weak.lock()) {
+      timer->cancel();
+    }
+  }
+  receivers_.clear();
+}
+
+void ActorQueue::expect_completion(std::uint64_t id) {
+  completion_waiters_[id] = std::make_shared<CompletionWaiter>(strand_);
+}
+
+Task<std::optional<Value>> ActorQueue::wait_completion(
+    std::uint64_t id, std::chrono::steady_clock::time_point deadline) {
+  auto hold = host_.hold();
+  auto it = completion_waiters_.find(id);
+  if (it == completion_waiters_.end()) {
+    co_return std::nullopt;
+  }
+  auto waiter = it->second;
+  while (!waiter->response && !closed_ && std::chrono::steady_clock::now() < deadline) {
+    waiter->timer.expires_at(deadline);
+    auto wait_op = waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    co_await std::move(wait_op);
+  }
+  if (auto again = completion_waiters_.find(id);
+      again != completion_waiters_.end() && again->second == waiter) {
+    completion_waiters_.erase(again);
+  }
+  co_return std::move(waiter->response);
+}
+
+std::vector<detail::QueueMessageData> ActorQueue::take(const void* scope,
+                                                       const QueueReceive& options) {
+  std::vector<detail::QueueMessageData> out;
+  const std::size_t count = std::max<std::size_t>(1, options.count);
+  for (auto it = messages_.begin(); it != messages_.end() && out.size() < count;) {
+    if (!matches(options.names, it->second.name)) {
+      ++it;
+      continue;
+    }
+    detail::QueueMessageData data;
+    data.id = it->first;
+    data.name = it->second.name;
+    data.created_at = it->second.created_at;
+    if (options.completable) {
+      data.body = it->second.body;
+      auto completion = std::make_shared<detail::QueueCompletion>();
+      completion->id = it->first;
+      completion->name = it->second.name;
+      outstanding_[scope].push_back(completion);
+      data.completion = std::move(completion);
+      ++it;
+    } else {
+      data.body = std::move(it->second.body);
+      unsaved_.remove(queue_keys::message_key(it->first));
+      it = messages_.erase(it);
+    }
+    out.push_back(std::move(data));
+  }
+  if (!options.completable && !out.empty()) {
+    host_.queue_changed();
+  }
+  return out;
+}
+
+Task<std::vector<detail::QueueMessageData>> ActorQueue::receive(const void* scope,
+                                                                QueueReceive options,
+                                                                bool wait) {
+  auto hold = host_.hold();
+  check_open();
+  // A completable message this caller holds and has not completed comes first (RivetKit).
+  if (auto it = outstanding_.find(scope); it != outstanding_.end()) {
+    auto& list = it->second;
+    std::erase_if(list, [](const auto& weak) {
+      auto c = weak.lock();
+      return !c || c->completed;
+    });
+    if (!list.empty()) {
+      throw ActorError(queue_error("previous_message_not_completed",
+                                   "Previous completable queue message is not completed. Call "
+                                   "`message.complete(...)` before receiving the next message."));
+    }
+    outstanding_.erase(it);
+  }
+  const auto deadline = options.timeout ? std::chrono::steady_clock::now() + *options.timeout
+                                        : std::chrono::steady_clock::time_point::max();
+  while (true) {
+    check_open();
+    auto taken = take(scope, options);
+    if (!taken.empty() || !wait) {
+      co_return taken;
+    }
+    if (aborted_) {
+      throw ActorError(aborted());
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      co_return taken;
+    }
+    auto timer = std::make_shared<asio::steady_timer>(strand_, deadline);
+    receivers_.push_back(timer);
+    // RivetKit: a queue wait does not keep the actor awake. A connection's call is still counted
+    // as an action; the run handler's wait is not.
+    auto idle = scope == nullptr ? host_.queue_wait_began() : nullptr;
+    auto wait_op = timer->async_wait(asio::as_tuple(asio::use_awaitable));
+    co_await std::move(wait_op);
+  }
+}
+
+Task<void> ActorQueue::complete(std::shared_ptr<detail::QueueCompletion> completion,
+                                Value response) {
+  auto hold = host_.hold();
+  if (!completion) {
+    throw ActorError(queue_error("not_completable",
+                                 "This message was taken by a plain receive: it has nothing to "
+                                 "complete (receive with completable = true)."));
+  }
+  if (completion->completed) {
+    throw ActorError(queue_error("already_completed", "Queue message was already completed."));
+  }
+  check_open();
+  completion->completed = true;
+  if (messages_.erase(completion->id) != 0) {
+    unsaved_.remove(queue_keys::message_key(completion->id));
+    host_.queue_changed();
+  }
+  if (auto it = completion_waiters_.find(completion->id); it != completion_waiters_.end()) {
+    it->second->response = std::move(response);
+    it->second->timer.cancel();
+  }
+  co_return;
+}
+
+Task<void> ActorQueue::send(std::string name, Value body) {
+  auto hold = host_.hold();
+  check_open();
+  enqueue(std::move(name), std::move(body));
+  auto op = host_.save_now();
+  auto saved = co_await std::move(op);
+  if (!saved) {
+    throw ActorError(saved.error());
+  }
+}
+
+Task<QueueSendResult> ActorQueue::send_and_wait(std::string name,
+                                                Value body,
+                                                std::optional<std::chrono::milliseconds> timeout) {
+  auto hold = host_.hold();
+  check_open();
+  const auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
+                                : std::chrono::steady_clock::time_point::max();
+  const auto id = enqueue(std::move(name), std::move(body));
+  expect_completion(id);
+  auto save_op = host_.save_now();
+  auto saved = co_await std::move(save_op);
+  if (!saved) {
+    completion_waiters_.erase(id);
+    throw ActorError(saved.error());
+  }
+  auto wait_op = wait_completion(id, deadline);
+  auto response = co_await std::move(wait_op);
+  QueueSendResult result;
+  if (response) {
+    result.status = "completed";
+    result.response = std::move(*response);
+  } else {
+    result.status = "timedOut";
+  }
+  co_return result;
+}
+
+void ActorQueue::take_changes(storage::ActorWrite& write) {
+  if (unsaved_.empty()) {
+    return;
+  }
+  write.kv.append(std::move(unsaved_));
+  unsaved_ = storage::KvBatch{};
+}
+
+void ActorQueue::abort() {
+  aborted_ = true;
+  wake_receivers();
+}
+
+void ActorQueue::close() {
+  closed_ = true;
+  aborted_ = true;
+  wake_receivers();
+  for (auto& [id, waiter] : completion_waiters_) {
+    waiter->timer.cancel();
+  }
+}
+
+}  // namespace rivetkit::core

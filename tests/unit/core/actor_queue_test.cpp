@@ -1,0 +1,301 @@
+// The queue part alone, over an in-memory store and a host the test drives: sends become one
+// message key each plus the next id, committed by the actor's write (take_changes); a load
+// brings them back oldest first and ids go on from the stored next id; plain receives remove,
+// completable ones stay until completed; RivetKit's errors for misuse and the limits; a waiting
+// receive is woken by a send, ends at its timeout or with actor.aborted at the stop; a waiting
+// sender gets the response.
+
+#include "core/actor/actor_queue.hpp"
+
+#include "memory_kv.hpp"
+#include <rivetkit/error.hpp>
+#include <rivetkit/queue.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rivetkit::core {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+class MemoryStore final : public testing::MapKvStore {
+ public:
+  Task<Result<storage::PersistedActor>> load() override { co_return storage::PersistedActor{}; }
+  Task<Result<void>> commit(storage::ActorWrite write) override {
+    storage::apply_kv(kv, write.kv);
+    co_return Result<void>{};
+  }
+};
+
+detail::ActorDefinitionData definition_with(std::vector<std::string> queues) {
+  detail::ActorDefinitionData d;
+  d.name = "q";
+  for (auto& q : queues) {
+    d.queues.try_emplace(std::move(q));
+  }
+  return d;
+}
+
+// A free coroutine (GCC 12 mishandles coroutine lambdas called in place).
+Task<bool> complete_one(ActorQueue& q, std::shared_ptr<detail::QueueCompletion> c, Value response) {
+  auto op = q.complete(std::move(c), std::move(response));
+  co_await std::move(op);
+  co_return true;
+}
+
+class ActorQueueTest : public ::testing::Test, public ActorQueue::Host {
+ protected:
+  bool queue_open() const override { return open; }
+  void queue_changed() override { ++changes; }
+  Task<Result<void>> save_now() override {
+    save();
+    co_return Result<void>{};
+  }
+  std::shared_ptr<void> hold() override { return nullptr; }
+  std::int64_t queue_now_ms() const override { return 1'700'000'000'000; }
+  std::shared_ptr<void> queue_wait_began() override {
+    ++waits_began;
+    return nullptr;
+  }
+
+  /// The actor's write: what the part changed, committed.
+  void save() {
+    storage::ActorWrite write;
+    queue->take_changes(write);
+    storage::apply_kv(store.kv, write.kv);
+  }
+  /// A new instance of the part over what is durable (a restart).
+  void reload() {
+    queue = std::make_unique<ActorQueue>(io.get_executor(), "actor-1", definition, *this);
+    auto [ok, error] = call(queue->load(store));
+    ASSERT_TRUE(ok && *ok) << "load";
+  }
+
+  template <class T>
+  std::pair<std::optional<T>, std::exception_ptr> call(Task<T> task,
+                                                       std::chrono::milliseconds max = 2s) {
+    auto done = std::make_shared<std::pair<std::optional<T>, std::exception_ptr>>();
+    asio::co_spawn(io, std::move(task), [done](std::exception_ptr e, T v) {
+      done->second = e;
+      if (!e) {
+        done->first = std::move(v);
+      }
+    });
+    const auto until = std::chrono::steady_clock::now() + max;
+    while (!done->first && !done->second && std::chrono::steady_clock::now() < until) {
+      io.restart();
+      io.run_for(2ms);
+    }
+    return *done;
+  }
+  std::vector<detail::QueueMessageData> receive(QueueReceive r,
+                                                bool wait = false,
+                                                const void* scope = nullptr) {
+    auto [list, error] = call(queue->receive(scope, std::move(r), wait));
+    last_error = error;
+    return list ? std::move(*list) : std::vector<detail::QueueMessageData>{};
+  }
+  static QueueReceive names(std::vector<std::string> n, std::size_t count = 1) {
+    QueueReceive r;
+    r.names = std::move(n);
+    r.count = count;
+    return r;
+  }
+  static std::string code_of(std::exception_ptr e) {
+    if (!e) {
+      return "";
+    }
+    try {
+      std::rethrow_exception(e);
+    } catch (const ActorError& err) {
+      return err.error().group + "." + err.error().code;
+    } catch (...) {
+      return "?";
+    }
+  }
+
+  asio::io_context io;
+  MemoryStore store;
+  detail::ActorDefinitionData definition = definition_with({"a", "b"});
+  std::unique_ptr<ActorQueue> queue =
+      std::make_unique<ActorQueue>(io.get_executor(), "actor-1", definition, *this);
+  bool open = true;
+  int changes = 0;
+  int waits_began = 0;
+  std::exception_ptr last_error;
+};
+
+TEST_F(ActorQueueTest, SendsAreStoredWithTheTurnAndComeBackOldestFirstAfterARestart) {
+  EXPECT_EQ(queue->enqueue("a", 1), 1u);
+  EXPECT_EQ(queue->enqueue("b", "two"), 2u);
+  EXPECT_EQ(queue->enqueue("a", Value::object({{"x", 3}})), 3u);
+  EXPECT_EQ(changes, 3);
+  EXPECT_TRUE(store.kv.empty()) << "nothing is written before the actor's write";
+  save();
+  EXPECT_EQ(store.kv.size(), 4u);  // three messages and the next id
+  EXPECT_EQ(store.kv.count(queue_keys::message_key(2)), 1u);
+
+  reload();
+  EXPECT_EQ(queue->size(), 3u);
+  auto all = receive(names({}, 10));
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].id, 1u);
+  EXPECT_EQ(all[0].body, Value(1));
+  EXPECT_EQ(all[1].name, "b");
+  EXPECT_EQ(all[2].body, Value::object({{"x", 3}}));
+  EXPECT_EQ(all[2].created_at, 1'700'000'000'000);
+  save();
+  reload();
+  EXPECT_EQ(queue->size(), 0u);
+  EXPECT_EQ(queue->enqueue("a", 4), 4u) << "ids are not reused once the queue is empty";
+}
+
+TEST_F(ActorQueueTest, NamesAndCountSelectOldestFirst) {
+  for (int i = 0; i < 4; ++i) {
+    queue->enqueue(i % 2 == 0 ? "a" : "b", i);
+  }
+  auto bs = receive(names({"b"}, 5));
+  ASSERT_EQ(bs.size(), 2u);
+  EXPECT_EQ(bs[0].body, Value(1));
+  EXPECT_EQ(bs[1].body, Value(3));
+  auto one = receive(names({"a", "b"}));
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].body, Value(0));
+  EXPECT_EQ(queue->size(), 1u);
+}
+
+TEST_F(ActorQueueTest, CompletableMessagesStayUntilCompleted) {
+  queue->enqueue("a", "job");
+  int scope_a = 0;
+  int scope_b = 0;
+  QueueReceive r = names({"a"});
+  r.completable = true;
+  auto first = receive(r, false, &scope_a);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_TRUE(first[0].completion);
+  // The same caller may not take another while it holds this one; another caller sees it again.
+  receive(names({"a"}), false, &scope_a);
+  EXPECT_EQ(code_of(last_error), "queue.previous_message_not_completed");
+  auto again = receive(r, false, &scope_b);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].id, first[0].id);
+  again.clear();  // dropped uncompleted: that caller may receive again
+  EXPECT_EQ(receive(names({"a"}), false, &scope_b).size(), 1u) << "plain receive takes it";
+  EXPECT_EQ(code_of(last_error), "");
+
+  queue->enqueue("a", "second");
+  auto held = receive(r, false, &scope_a);
+  EXPECT_EQ(code_of(last_error), "queue.previous_message_not_completed")
+      << "the first message is still held by scope_a";
+  first.clear();
+  held = receive(r, false, &scope_a);
+  ASSERT_EQ(held.size(), 1u);
+  auto [done, error] = call(complete_one(*queue, held[0].completion, Value("ok")));
+  ASSERT_TRUE(done) << code_of(error);
+  EXPECT_EQ(queue->size(), 0u);
+  auto [twice, twice_error] = call(complete_one(*queue, held[0].completion, Value("ok")));
+  EXPECT_EQ(code_of(twice_error), "queue.already_completed");
+  auto [plain, plain_error] = call(complete_one(*queue, nullptr, Value()));
+  EXPECT_EQ(code_of(plain_error), "queue.not_completable");
+}
+
+TEST_F(ActorQueueTest, LimitsRefuseWithoutKeepingAnything) {
+  definition.options.max_queue_size = 2;
+  definition.options.max_queue_message_size = 64;
+  queue->enqueue("a", 1);
+  try {
+    queue->enqueue("a", std::string(100, 'x'));
+    FAIL() << "a message over the size limit was kept";
+  } catch (const ActorError& e) {
+    EXPECT_EQ(e.error().code, "message_too_large");
+  }
+  queue->enqueue("a", 2);
+  try {
+    queue->enqueue("a", 3);
+    FAIL() << "a message past the queue size was kept";
+  } catch (const ActorError& e) {
+    EXPECT_EQ(e.error().code, "full");
+    EXPECT_NE(e.error().message.find("Queue is full. Limit is 2"), std::string::npos);
+  }
+  EXPECT_EQ(queue->size(), 2u);
+  EXPECT_EQ(ActorQueue::measured_size("a", std::string(10, 'x')), 2u + 2 + 11 + 12);
+}
+
+TEST_F(ActorQueueTest, AWaitingReceiveIsWokenBySendEndsAtItsTimeoutOrWithTheStop) {
+  QueueReceive r = names({"b"});
+  r.timeout = 30ms;
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(receive(r, true).empty());
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 30ms);
+  EXPECT_EQ(waits_began, 1) << "the run handler's wait lets the actor sleep";
+
+  r.timeout = std::nullopt;
+  auto done = std::make_shared<std::optional<std::vector<detail::QueueMessageData>>>();
+  asio::co_spawn(io, queue->receive(nullptr, r, true),
+                 [done](std::exception_ptr, std::vector<detail::QueueMessageData> v) {
+                   *done = std::move(v);
+                 });
+  io.restart();
+  io.run_for(5ms);
+  EXPECT_FALSE(*done);
+  queue->enqueue("b", "wake");
+  for (int i = 0; i < 100 && !*done; ++i) {
+    io.restart();
+    io.run_for(2ms);
+  }
+  ASSERT_TRUE(*done);
+  ASSERT_EQ((*done)->size(), 1u);
+
+  auto aborted = std::make_shared<std::exception_ptr>();
+  asio::co_spawn(
+      io, queue->receive(nullptr, r, true),
+      [aborted](std::exception_ptr e, std::vector<detail::QueueMessageData>) { *aborted = e; });
+  io.restart();
+  io.run_for(5ms);
+  queue->abort();
+  for (int i = 0; i < 100 && !*aborted; ++i) {
+    io.restart();
+    io.run_for(2ms);
+  }
+  EXPECT_EQ(code_of(*aborted), "actor.aborted");
+  queue->enqueue("b", "after");
+  EXPECT_EQ(receive(r, false).size(), 1u) << "a receive that does not wait still works";
+}
+
+TEST_F(ActorQueueTest, AWaitingSenderGetsTheResponseOrItsDeadline) {
+  const auto id = queue->enqueue("a", "job");
+  queue->expect_completion(id);
+  auto response = std::make_shared<std::optional<std::optional<Value>>>();
+  asio::co_spawn(io, queue->wait_completion(id, std::chrono::steady_clock::now() + 10s),
+                 [response](std::exception_ptr, std::optional<Value> v) { *response = v; });
+  QueueReceive r = names({"a"});
+  r.completable = true;
+  auto held = receive(r);
+  ASSERT_EQ(held.size(), 1u);
+  call(complete_one(*queue, held[0].completion, Value::object({{"ok", true}})));
+  for (int i = 0; i < 100 && !*response; ++i) {
+    io.restart();
+    io.run_for(2ms);
+  }
+  ASSERT_TRUE(*response);
+  ASSERT_TRUE(**response);
+  EXPECT_EQ(***response, Value::object({{"ok", true}}));
+
+  const auto late = queue->enqueue("a", "nobody takes it");
+  queue->expect_completion(late);
+  auto [none, error] = call(queue->wait_completion(late, std::chrono::steady_clock::now() + 20ms));
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none) << "the deadline passed: no response";
+}
+
+}  // namespace
+}  // namespace rivetkit::core
