@@ -24,8 +24,8 @@
 /// until then the message is returned again by the next receive (after a restart too). While a
 /// call holds a completable message it has not completed, its next receive throws
 /// `queue.previous_message_not_completed`; a second `complete` throws `queue.already_completed`.
-/// A receive waiting when the actor begins to stop ends with `actor.aborted`. A waiting receive
-/// does not keep the actor awake.
+/// A receive waiting when the actor begins to stop, or when its `cancel` (QueueReceive) fires,
+/// ends with `actor.aborted`. A waiting receive of the `run` handler does not keep the actor awake.
 ///
 /// Durability: a message is durable before the send that made it returns (the client's send,
 /// or `c.queue().send`), and a receive's removal and a completion commit with the state of the

@@ -290,6 +290,9 @@ Task<std::vector<detail::QueueMessageData>> ActorQueue::receive(const void* scop
     }
     outstanding_.erase(it);
   }
+  if (options.cancel && options.cancel->cancelled()) {
+    throw ActorError(aborted());  // as a fetch given an aborted signal
+  }
   const auto deadline = options.timeout ? std::chrono::steady_clock::now() + *options.timeout
                                         : std::chrono::steady_clock::time_point::max();
   while (true) {
@@ -298,7 +301,7 @@ Task<std::vector<detail::QueueMessageData>> ActorQueue::receive(const void* scop
     if (!taken.empty() || !wait) {
       co_return taken;
     }
-    if (aborted_) {
+    if (aborted_ || (options.cancel && options.cancel->cancelled())) {
       throw ActorError(aborted());
     }
     if (std::chrono::steady_clock::now() >= deadline) {
@@ -306,6 +309,13 @@ Task<std::vector<detail::QueueMessageData>> ActorQueue::receive(const void* scop
     }
     auto timer = std::make_shared<asio::steady_timer>(strand_, deadline);
     receivers_.push_back(timer);
+    if (options.cancel) {
+      options.cancel->on_cancel([weak = std::weak_ptr<asio::steady_timer>(timer)] {
+        if (auto t = weak.lock()) {
+          t->cancel();
+        }
+      });
+    }
     // RivetKit: a queue wait does not keep the actor awake. A connection's call is still counted
     // as an action; the run handler's wait is not.
     auto idle = scope == nullptr ? host_.queue_wait_began() : nullptr;

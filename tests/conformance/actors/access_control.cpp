@@ -1,6 +1,6 @@
-// access-control.ts: event subscriptions gated by canSubscribe, raw HTTP and raw WebSocket gated
-// in onBeforeConnect. The queue half (canPublish on allowedQueue / blockedQueue, and
-// accessControlNoQueuesActor) waits for durable queues.
+// access-control.ts: event subscriptions gated by canSubscribe, queue sends gated by canPublish
+// (allowedQueue, blockedQueue; an actor without queues takes nothing), raw HTTP and raw WebSocket
+// gated in onBeforeConnect.
 
 #include "fixture.hpp"
 
@@ -45,8 +45,16 @@ rivetkit::ActorDefinition access_control_actor() {
                c.state().lastCanSubscribeConnId = c.conn().id();
                return false;
              })
-      // NEEDS: queues: allowedQueue (canPublish -> true) and blockedQueue (canPublish -> false),
-      // each recording c.conn().id() in lastCanPublishConnId.
+      .queue("allowedQueue",
+             [](auto& c) {
+               c.state().lastCanPublishConnId = c.conn().id();
+               return true;
+             })
+      .queue("blockedQueue",
+             [](auto& c) {
+               c.state().lastCanPublishConnId = c.conn().id();
+               return false;
+             })
       .on_before_connect([](auto&, const AccessControlParams& params) {
         if (params.allowRequest == false || params.allowWebSocket == false) {
           throw forbidden();
@@ -64,7 +72,20 @@ rivetkit::ActorDefinition access_control_actor() {
               [](auto& c) { return std::as_const(c).state().lastCanPublishConnId; })
       .action("allowedGetLastCanSubscribeConnId",
               [](auto& c) { return std::as_const(c).state().lastCanSubscribeConnId; })
-      // NEEDS: queues: allowedReceiveQueue() and allowedReceiveAnyQueue().
+      .action("allowedReceiveQueue",
+              [](auto& c) -> rivetkit::Task<rivetkit::Value> {
+                rivetkit::QueueReceive r;
+                r.names = {"allowedQueue"};
+                auto op = c.queue().try_next(std::move(r));
+                auto m = co_await std::move(op);
+                co_return m ? m->body() : rivetkit::Value(nullptr);
+              })
+      .action("allowedReceiveAnyQueue",
+              [](auto& c) -> rivetkit::Task<rivetkit::Value> {
+                auto op = c.queue().try_next();
+                auto m = co_await std::move(op);
+                co_return m ? m->body() : rivetkit::Value(nullptr);
+              })
       .action("allowedBroadcastAllowedEvent",
               [](auto& c, std::string value) {
                 c.broadcast("allowedEvent", payload(std::move(value)));
@@ -81,10 +102,21 @@ rivetkit::ActorDefinition access_control_actor() {
       });
 }
 
+// No queues declared: every send is accepted and dropped.
+rivetkit::ActorDefinition access_control_no_queues_actor() {
+  return rivetkit::actor("accessControlNoQueuesActor")
+      .action("readAnyQueue", [](auto& c) -> rivetkit::Task<rivetkit::Value> {
+        auto op = c.queue().try_next();
+        auto m = co_await std::move(op);
+        co_return m ? m->body() : rivetkit::Value(nullptr);
+      });
+}
+
 }  // namespace
 
 void add_access_control_actors(rivetkit::Registry& registry) {
   registry.add(access_control_actor());
+  registry.add(access_control_no_queues_actor());
 }
 
 }  // namespace fixture

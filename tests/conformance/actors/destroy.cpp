@@ -5,6 +5,7 @@
 #include "fixture.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,7 +45,7 @@ using DestroyTypes = rivetkit::ActorTypes<DestroyState, rivetkit::Value, Destroy
 rivetkit::ActorDefinition destroy_actor() {
   return rivetkit::actor<DestroyTypes>("destroyActor")
       .create_vars([](auto&) { return DestroyVars{}; })
-      // NEEDS: queues (queue `values`, received by the `receiveValue` action below)
+      .queue("values")
       .on_wake([](auto& c) { c.state().key = joined_key(c.key()); })
       .on_request([](auto& c, const rivetkit::Request& req) {
         if (req.path == "/state") {
@@ -76,8 +77,15 @@ rivetkit::ActorDefinition destroy_actor() {
                 return c.vars().ephemeral;
               })
       .action("getEphemeral", [](auto& c) { return c.vars().ephemeral; })
-      // NEEDS: queues: `receiveValue()` takes the next message of queue `values` (timeout 0) and
-      // returns its body or null. Not registered until queues exist.
+      .action("receiveValue",
+              [](auto& c) -> rivetkit::Task<rivetkit::Value> {
+                rivetkit::QueueReceive r;
+                r.names = {"values"};
+                r.timeout = std::chrono::milliseconds(0);
+                auto op = c.queue().next(std::move(r));
+                auto m = co_await std::move(op);
+                co_return m ? m->body() : rivetkit::Value(nullptr);
+              })
       .action("destroy", [](auto& c) { c.destroy(); });
 }
 

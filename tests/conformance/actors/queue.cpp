@@ -1,7 +1,7 @@
-// queue.ts's actors (c.queue(), include/rivetkit/queue.hpp): queueActor, queueLimitedActor; and
-// run.ts's runWithQueueConsumer. Not written: the receives with a caller's own AbortSignal
-// (waitForSignalAbort, waitForActorAbortWithSignal, iterWithSignalAbort: the C++ API has no
-// caller-side signal yet) and the manyQueue family.
+// queue.ts's actors (c.queue(), include/rivetkit/queue.hpp): queueActor (its AbortSignals are
+// rivetkit::ReceiveCancel), queueLimitedActor, the manyQueue family (a child draining 32 queues in
+// its run loop, created by a parent's action or by a parent's run loop); and run.ts's
+// runWithQueueConsumer.
 
 #include "fixture.hpp"
 
@@ -126,6 +126,63 @@ rivetkit::ActorDefinition queue_actor() {
                 co_await std::move(op);
                 co_return true;
               })
+      // A receive given a cancel that already fired: actor.aborted at once.
+      .action("waitForSignalAbort",
+              [](auto& c) -> rivetkit::Task<rivetkit::Value> {
+                rivetkit::QueueReceive r;
+                r.names = {"abort"};
+                r.timeout = 10'000ms;
+                r.cancel.emplace();
+                r.cancel->cancel();
+                try {
+                  auto op = c.queue().next(std::move(r));
+                  co_await std::move(op);
+                } catch (const rivetkit::ActorError& e) {
+                  co_return error_code(e);
+                }
+                co_return rivetkit::Value::object({{"ok", false}});
+              })
+      // A cancel given but never fired; the actor's destroy ends the wait.
+      .action("waitForActorAbortWithSignal",
+              [](auto& c) -> rivetkit::Task<rivetkit::Value> {
+                auto later = [](rivetkit::detail::ActorApi* api) -> rivetkit::Task<void> {
+                  auto wait_op = api->wait_for(10ms);
+                  co_await std::move(wait_op);
+                  api->destroy();
+                };
+                c.wait_until(later(c.api()));
+                rivetkit::QueueReceive r;
+                r.names = {"abort"};
+                r.timeout = 10'000ms;
+                r.cancel.emplace();
+                try {
+                  auto op = c.queue().next(std::move(r));
+                  co_await std::move(op);
+                } catch (const rivetkit::ActorError& e) {
+                  co_return error_code(e);
+                }
+                co_return rivetkit::Value::object({{"ok", false}});
+              })
+      // The suite's iterator with an aborted signal: the loop ends with actor.aborted.
+      .action("iterWithSignalAbort",
+              [](auto& c) -> rivetkit::Task<rivetkit::Value> {
+                rivetkit::QueueReceive r;
+                r.names = {"abort"};
+                r.cancel.emplace();
+                r.cancel->cancel();
+                try {
+                  auto op = c.queue().next(std::move(r));
+                  if (co_await std::move(op)) {
+                    co_return rivetkit::Value::object({{"ok", false}});
+                  }
+                  co_return rivetkit::Value::object({{"ok", true}});
+                } catch (const rivetkit::ActorError& e) {
+                  if (e.error().group == "actor" && e.error().code == "aborted") {
+                    co_return rivetkit::Value::object({{"ok", true}});
+                  }
+                  throw;
+                }
+              })
       .action("receiveAndComplete",
               [](auto& c, std::string name) -> rivetkit::Task<rivetkit::Value> {
                 rivetkit::QueueReceive r;
@@ -213,6 +270,117 @@ rivetkit::ActorDefinition queue_limited_actor() {
   return rivetkit::actor("queueLimitedActor").queue("message").queue("oversize").options(options);
 }
 
+// ---- the manyQueue family ------------------------------------------------------------------
+
+std::vector<std::string> many_queue_names() {
+  std::vector<std::string> names;
+  for (int i = 0; i < 32; ++i) {
+    names.push_back("cmd." + std::to_string(i));
+  }
+  return names;
+}
+
+struct ManyChildState {
+  std::string label;
+  bool started = false;
+  std::vector<std::string> processed;
+};
+RIVETKIT_FIELDS(ManyChildState, label, started, processed)
+
+rivetkit::ActorDefinition many_queue_child_actor() {
+  auto builder = rivetkit::actor<ManyChildState>("manyQueueChildActor");
+  for (const auto& name : many_queue_names()) {
+    builder.queue(name);
+  }
+  return builder
+      .create_state([](auto&, const rivetkit::Value& label) {
+        ManyChildState s;
+        s.label = label.is_string() ? label.as_string() : std::string();
+        return s;
+      })
+      .run([](auto& c) -> rivetkit::Task<void> {
+        c.state().started = true;
+        rivetkit::QueueReceive r;
+        r.names = many_queue_names();
+        r.completable = true;
+        while (true) {
+          auto op = c.queue().next(r);
+          auto m = co_await std::move(op);
+          if (!m) {
+            co_return;
+          }
+          c.state().processed.push_back(m->name());
+          const auto* index = m->body().find("index");
+          auto done = m->complete(rivetkit::Value::object(
+              {{"ok", true}, {"index", index != nullptr ? *index : rivetkit::Value(nullptr)}}));
+          co_await std::move(done);
+        }
+      })
+      .action("ping",
+              [](auto& c) {
+                return rivetkit::Value::object(
+                    {{"label", std::as_const(c).state().label}, {"pong", true}});
+              })
+      .action("getSnapshot", [](auto& c) { return std::as_const(c).state(); });
+}
+
+struct SpawnedState {
+  std::vector<std::string> spawned;
+};
+RIVETKIT_FIELDS(SpawnedState, spawned)
+
+template <class Ctx>
+rivetkit::Task<void> spawn_child(Ctx c, std::string key) {
+  rivetkit::CreateOptions options;
+  options.input = key;
+  auto child = c.client().get_or_create("manyQueueChildActor", {key}, std::move(options));
+  auto op = child.resolve();
+  co_await std::move(op);
+  c.state().spawned.push_back(std::move(key));
+}
+
+rivetkit::ActorDefinition many_queue_action_parent_actor() {
+  return rivetkit::actor<SpawnedState>("manyQueueActionParentActor")
+      .action("spawnChild",
+              [](auto& c, std::string key) -> rivetkit::Task<rivetkit::Value> {
+                auto op = spawn_child(c, key);
+                co_await std::move(op);
+                co_return rivetkit::Value::object({{"key", key}});
+              })
+      .action("getSpawned", [](auto& c) { return std::as_const(c).state().spawned; });
+}
+
+rivetkit::ActorDefinition many_queue_run_parent_actor() {
+  return rivetkit::actor<SpawnedState>("manyQueueRunParentActor")
+      .queue("spawn")
+      .action("queueSpawn",
+              [](auto& c, std::string key) -> rivetkit::Task<rivetkit::Value> {
+                auto op = c.queue().send_and_wait("spawn", rivetkit::Value::object({{"key", key}}),
+                                                  10'000ms);
+                co_await std::move(op);
+                co_return rivetkit::Value::object({{"queued", true}});
+              })
+      .action("getSpawned", [](auto& c) { return std::as_const(c).state().spawned; })
+      .run([](auto& c) -> rivetkit::Task<void> {
+        rivetkit::QueueReceive r;
+        r.names = {"spawn"};
+        r.completable = true;
+        while (true) {
+          auto op = c.queue().next(r);
+          auto m = co_await std::move(op);
+          if (!m) {
+            co_return;
+          }
+          const auto* key = m->body().find("key");
+          auto spawn_op =
+              spawn_child(c, key != nullptr && key->is_string() ? key->as_string() : std::string());
+          co_await std::move(spawn_op);
+          auto done = m->complete(rivetkit::Value::object({{"ok", true}}));
+          co_await std::move(done);
+        }
+      });
+}
+
 struct ConsumerState {
   rivetkit::Array messagesReceived;
   bool runStarted = false;
@@ -259,6 +427,9 @@ rivetkit::ActorDefinition run_with_queue_consumer() {
 void add_queue_actors(rivetkit::Registry& registry) {
   registry.add(queue_actor());
   registry.add(queue_limited_actor());
+  registry.add(many_queue_child_actor());
+  registry.add(many_queue_action_parent_actor());
+  registry.add(many_queue_run_parent_actor());
   registry.add(run_with_queue_consumer());
 }
 

@@ -1,8 +1,7 @@
 // sleep-db.ts: actors that use their database in every part of going to sleep (onSleep,
 // onDisconnect, raw WebSocket close and message handlers, waitUntil/keepAwake work, schedules
 // set in onSleep) and read the log back after waking, so every write made while stopping must be
-// durable. Each keeps `sleep_log(id, event, created_at)`. Not ported: sleepEnqueue (needs durable
-// queues).
+// durable. Each keeps `sleep_log(id, event, created_at)`.
 //
 // Where the TS fixture leaves an async WebSocket listener running while the socket takes more
 // messages, the port starts that work with keep_awake: raw WebSocket handlers run one at a time
@@ -169,6 +168,39 @@ rivetkit::ActorDefinition sleep_with_db() {
                 c.schedule().after(std::chrono::milliseconds(delay_ms), "onAlarm");
               })
       .action("onAlarm", [](auto& c) { return log_event(c, "alarm"); });
+  return b;
+}
+
+// ---- sleepEnqueue ---------------------------------------------------------------------------
+
+struct SleepEnqueueState {
+  std::int64_t startCount = 0;
+  std::int64_t sleepCount = 0;
+  bool enqueueSuccess = false;
+  std::optional<std::string> enqueueError;
+};
+RIVETKIT_FIELDS(SleepEnqueueState, startCount, sleepCount, enqueueSuccess, enqueueError)
+
+// onSleep sends to the actor's own queue (it must succeed), then logs 'sleep'.
+template <class Ctx>
+rivetkit::Task<void> sleep_enqueue_on_sleep(Ctx c) {
+  c.state().sleepCount += 1;
+  try {
+    auto op = c.queue().send("work", std::string("enqueued-during-sleep"));
+    co_await std::move(op);
+    c.state().enqueueSuccess = true;
+  } catch (const std::exception& e) {
+    c.state().enqueueError = message_of(e);
+  }
+  co_await log_event(c, "sleep");
+}
+
+rivetkit::ActorDefinition sleep_enqueue() {
+  auto b = rivetkit::actor<SleepEnqueueState>("sleepEnqueue");
+  with_log(b).queue("work").options(options_of(kSleepDbTimeout));
+  with_wake_log(b)
+      .on_sleep([](auto& c) { return sleep_enqueue_on_sleep(c); })
+      .action("getCounts", [](auto& c) { return std::as_const(c).state(); });
   return b;
 }
 
@@ -681,6 +713,7 @@ rivetkit::ActorDefinition sleep_ws_active_db_exceeds_grace() {
 
 void add_sleep_db_actors(rivetkit::Registry& registry) {
   registry.add(sleep_with_db());
+  registry.add(sleep_enqueue());
   registry.add(sleep_with_slow_scheduled_db());
   registry.add(sleep_keep_awake_until_idle());
   registry.add(sleep_with_db_conn());

@@ -271,6 +271,30 @@ TEST_F(ActorQueueTest, AWaitingReceiveIsWokenBySendEndsAtItsTimeoutOrWithTheStop
   EXPECT_EQ(receive(r, false).size(), 1u) << "a receive that does not wait still works";
 }
 
+TEST_F(ActorQueueTest, TheCallersCancelEndsAWaitingReceiveWithActorAborted) {
+  QueueReceive r = names({"b"});
+  r.cancel.emplace();
+  auto aborted = std::make_shared<std::optional<std::exception_ptr>>();
+  asio::co_spawn(
+      io, queue->receive(nullptr, r, true),
+      [aborted](std::exception_ptr e, std::vector<detail::QueueMessageData>) { *aborted = e; });
+  io.restart();
+  io.run_for(5ms);
+  EXPECT_FALSE(*aborted) << "waiting until the cancel";
+  r.cancel->cancel();
+  for (int i = 0; i < 100 && !*aborted; ++i) {
+    io.restart();
+    io.run_for(2ms);
+  }
+  ASSERT_TRUE(*aborted);
+  EXPECT_EQ(code_of(**aborted), "actor.aborted");
+  // Cancelled before the receive began: aborted at once, even without waiting.
+  queue->enqueue("b", 1);
+  receive(r, false);
+  EXPECT_EQ(code_of(last_error), "actor.aborted");
+  EXPECT_EQ(queue->size(), 1u) << "nothing was taken";
+}
+
 TEST_F(ActorQueueTest, AWaitingSenderGetsTheResponseOrItsDeadline) {
   const auto id = queue->enqueue("a", "job");
   queue->expect_completion(id);
