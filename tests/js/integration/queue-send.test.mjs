@@ -1,9 +1,9 @@
 // Queue sends (`handle.send(name, body, {wait, timeout})`, POST /queue/{name}) through the official
-// client, in both modes and every encoding. rivetkit-cpp actors declare no queues yet, and RivetKit
-// answers a send to a queue an actor does not declare with {status: "completed"} and enqueues
-// nothing (core-semantics.md §7): that is what these tests hold, together with what every send
-// goes through first, the transient connection's hooks (the `guarded` actor refuses params without
-// token "ok") and the request checks (method, size, body).
+// client, in both modes and every encoding, to an actor that declares no queues: RivetKit answers
+// a send to a queue an actor does not declare with {status: "completed"} and enqueues nothing
+// (core-semantics.md §7). These tests hold that, together with what every send goes through
+// first, the transient connection's hooks (the `guarded` actor refuses params without token "ok")
+// and the request checks (method, size, body). Declared queues: queue.test.mjs.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ActorError, ENCODING, MODE, suiteTimeout, uniqueKey, useServer } from "../lib/server.mjs";

@@ -3,7 +3,8 @@
 // names and count, without waiting, with a timeout), undeclared queues, completable messages
 // (returned again until completed, previous_message_not_completed, already_completed), a send
 // that waits for completion or times out, the limits, a receive ended by the actor's destroy, a
-// `run` consumer, a send from the actor to itself, and acknowledged messages surviving SIGKILL.
+// `run` consumer, a send from the actor to itself, bad input (malformed bodies in each encoding, a
+// negative timeout, a flood past the limit), and acknowledged messages surviving SIGKILL.
 // The actors: queueActor, queueLimitedActor, runWithQueueConsumer
 // (tests/conformance/actors/queue.cpp).
 import { describe, it } from "node:test";
@@ -132,6 +133,38 @@ describe(`actor queue [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(600_000) 
 		const self = env.client.queueActor.getOrCreate([uniqueKey("q-self")]);
 		assert.equal(await self.sendToSelf("self", { value: 42 }), true);
 		assert.deepEqual(await self.receiveOne("self"), { name: "self", body: { value: 42 } });
+	}));
+
+	it("bad input: malformed bodies and a negative timeout are 400s that keep nothing; a flood past the limit keeps exactly the limit", T, env.wrap(async () => {
+		const h = env.client.queueActor.getOrCreate([uniqueKey("q-bad")]);
+		const id = await h.resolve();
+		const url = `${env.endpoint}/gateway/${encodeURIComponent(id)}/queue/a`;
+		const post = (body, encoding = "json") =>
+			fetch(url, { method: "POST", headers: { "x-rivet-encoding": encoding }, body });
+		for (const [body, encoding] of [
+			["{not json", "json"],
+			["[1,2]", "json"],
+			[JSON.stringify({ body: 1, wait: "yes" }), "json"],
+			[JSON.stringify({ body: 1, wait: true, timeout: -5 }), "json"],
+			[Buffer.from([0xa1, 0x64]), "cbor"],
+			[Buffer.from([0xff, 0x00, 0x13]), "bare"],
+		]) {
+			const r = await post(body, encoding);
+			assert.equal(r.status, 400, `${encoding} ${String(body)}`);
+		}
+		assert.deepEqual(await h.tryReceiveMany({ count: 10 }), [], "nothing was enqueued");
+		const ok = await post(JSON.stringify({ body: { y: 2 } }));
+		assert.equal(ok.status, 200);
+		assert.deepEqual(await h.receiveOne("a"), { name: "a", body: { y: 2 } });
+
+		// 20 concurrent sends to a queue of one: exactly one is kept, the others are queue.full.
+		const limited = env.client.queueLimitedActor.getOrCreate([uniqueKey("q-flood")]);
+		const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => limited.send("message", i)));
+		assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+		for (const r of results.filter((x) => x.status === "rejected")) {
+			assert.equal(`${r.reason.group}.${r.reason.code}`, "queue.full");
+		}
+		await rejectsWith(limited.send("message", 99), "queue", "full");
 	}));
 });
 
