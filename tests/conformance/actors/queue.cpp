@@ -55,6 +55,30 @@ rivetkit::QueueReceive receive_of(const rivetkit::Value& request) {
   return r;
 }
 
+// The suite's `setTimeout(() => c.destroy(), 10)`.
+rivetkit::Task<void> destroy_in_10ms(rivetkit::detail::ActorApi* api) {
+  auto wait_op = api->wait_for(10ms);
+  co_await std::move(wait_op);
+  api->destroy();
+}
+
+// A 10 s wait on queue `abort` with `cancel`: the {group, code} it ends with, or {ok: false}.
+template <class Ctx>
+rivetkit::Task<rivetkit::Value> abort_of_wait(Ctx c,
+                                              std::optional<rivetkit::ReceiveCancel> cancel) {
+  rivetkit::QueueReceive r;
+  r.names = {"abort"};
+  r.timeout = 10'000ms;
+  r.cancel = std::move(cancel);
+  try {
+    auto op = c.queue().next(std::move(r));
+    co_await std::move(op);
+  } catch (const rivetkit::ActorError& e) {
+    co_return error_code(e);
+  }
+  co_return rivetkit::Value::object({{"ok", false}});
+}
+
 rivetkit::ActorDefinition queue_actor() {
   auto builder = rivetkit::actor("queueActor");
   for (const auto& name : kQueueNames) {
@@ -113,12 +137,7 @@ rivetkit::ActorDefinition queue_actor() {
       .action("waitForAbort",
               [](auto& c) -> rivetkit::Task<bool> {
                 // Destroyed 10 ms into the wait: the receive ends with actor.aborted.
-                auto later = [](rivetkit::detail::ActorApi* api) -> rivetkit::Task<void> {
-                  auto wait_op = api->wait_for(10ms);
-                  co_await std::move(wait_op);
-                  api->destroy();
-                };
-                c.wait_until(later(c.api()));
+                c.wait_until(destroy_in_10ms(c.api()));
                 rivetkit::QueueReceive r;
                 r.names = {"abort"};
                 r.timeout = 10'000ms;
@@ -128,40 +147,16 @@ rivetkit::ActorDefinition queue_actor() {
               })
       // A receive given a cancel that already fired: actor.aborted at once.
       .action("waitForSignalAbort",
-              [](auto& c) -> rivetkit::Task<rivetkit::Value> {
-                rivetkit::QueueReceive r;
-                r.names = {"abort"};
-                r.timeout = 10'000ms;
-                r.cancel.emplace();
-                r.cancel->cancel();
-                try {
-                  auto op = c.queue().next(std::move(r));
-                  co_await std::move(op);
-                } catch (const rivetkit::ActorError& e) {
-                  co_return error_code(e);
-                }
-                co_return rivetkit::Value::object({{"ok", false}});
+              [](auto& c) {
+                rivetkit::ReceiveCancel cancel;
+                cancel.cancel();
+                return abort_of_wait(c, cancel);
               })
       // A cancel given but never fired; the actor's destroy ends the wait.
       .action("waitForActorAbortWithSignal",
-              [](auto& c) -> rivetkit::Task<rivetkit::Value> {
-                auto later = [](rivetkit::detail::ActorApi* api) -> rivetkit::Task<void> {
-                  auto wait_op = api->wait_for(10ms);
-                  co_await std::move(wait_op);
-                  api->destroy();
-                };
-                c.wait_until(later(c.api()));
-                rivetkit::QueueReceive r;
-                r.names = {"abort"};
-                r.timeout = 10'000ms;
-                r.cancel.emplace();
-                try {
-                  auto op = c.queue().next(std::move(r));
-                  co_await std::move(op);
-                } catch (const rivetkit::ActorError& e) {
-                  co_return error_code(e);
-                }
-                co_return rivetkit::Value::object({{"ok", false}});
+              [](auto& c) {
+                c.wait_until(destroy_in_10ms(c.api()));
+                return abort_of_wait(c, rivetkit::ReceiveCancel{});
               })
       // The suite's iterator with an aborted signal: the loop ends with actor.aborted.
       .action("iterWithSignalAbort",
