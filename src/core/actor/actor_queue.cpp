@@ -239,6 +239,16 @@ Task<std::optional<Value>> ActorQueue::wait_completion(
 
 std::vector<detail::QueueMessageData> ActorQueue::take(const void* scope,
                                                        const QueueReceive& options) {
+  if (options.completable) {
+    // Callers whose completable messages are all completed or gone (every HTTP call is its own
+    // caller) leave nothing behind: an awake actor's bookkeeping does not grow with its calls.
+    std::erase_if(outstanding_, [](const auto& entry) {
+      return std::all_of(entry.second.begin(), entry.second.end(), [](const auto& weak) {
+        auto c = weak.lock();
+        return !c || c->completed;
+      });
+    });
+  }
   std::vector<detail::QueueMessageData> out;
   const std::size_t count = std::max<std::size_t>(1, options.count);
   for (auto it = messages_.begin(); it != messages_.end() && out.size() < count;) {
@@ -308,6 +318,9 @@ Task<std::vector<detail::QueueMessageData>> ActorQueue::receive(const void* scop
       co_return taken;
     }
     auto timer = std::make_shared<asio::steady_timer>(strand_, deadline);
+    // Receives that ended at their timeout leave expired entries: dropped here, so a loop of
+    // timed receives with nothing sent keeps this list short.
+    std::erase_if(receivers_, [](const auto& weak) { return weak.expired(); });
     receivers_.push_back(timer);
     if (options.cancel) {
       options.cancel->on_cancel([weak = std::weak_ptr<asio::steady_timer>(timer)] {

@@ -111,6 +111,8 @@ class ActorQueue final : public detail::QueueApi {
   void close();
 
   std::size_t size() const override { return messages_.size(); }
+  /// Test hook: waiting receives and callers with completable messages tracked now.
+  std::size_t tracked_for_test() const { return receivers_.size() + outstanding_.size(); }
 
   // ---- detail::QueueApi -----------------------------------------------------------------------
   Task<void> send(std::string name, Value body) override;
