@@ -575,6 +575,20 @@ class ActorBuilder {
     };
     return *this;
   }
+  /// Declares queue `name` with its redelivery rules (QueueDelivery, beyond RivetKit): a
+  /// visibility timeout and a most deliveries before a message goes to the dead letters. Throws
+  /// std::invalid_argument for a visibility timeout below 1 ms or max_deliveries 0.
+  ActorBuilder& queue(std::string name, QueueDelivery delivery) {
+    check_delivery(name, delivery);
+    data_->queues[std::move(name)].delivery = delivery;
+    return *this;
+  }
+  template <class F>
+  ActorBuilder& queue(std::string name, F can_publish, QueueDelivery delivery) {
+    check_delivery(name, delivery);
+    data_->queues[name].delivery = delivery;
+    return queue(std::move(name), std::move(can_publish));
+  }
   /// `f(c, const Request&) -> Response` (or Task<Response>): raw HTTP under `/request/...`.
   /// Returning `std::optional<Response>` (or void) is allowed: nothing is answered with 500, as
   /// RivetKit answers an onRequest that returns nothing.
@@ -651,6 +665,14 @@ class ActorBuilder {
   operator ActorDefinition() const { return build(); }  // NOLINT(google-explicit-constructor)
 
  private:
+  static void check_delivery(const std::string& name, const QueueDelivery& delivery) {
+    if (delivery.visibility_timeout && delivery.visibility_timeout->count() < 1) {
+      throw std::invalid_argument("queue " + name + ": visibility_timeout must be at least 1 ms");
+    }
+    if (delivery.max_deliveries && *delivery.max_deliveries == 0) {
+      throw std::invalid_argument("queue " + name + ": max_deliveries must be at least 1");
+    }
+  }
   static Task<std::unique_ptr<detail::UserConnData>> make_conn_data(Value params) {
     auto data = std::make_unique<detail::ConnData<Types>>();
     data->params = decode_params(params);

@@ -32,9 +32,15 @@
 /// same turn (the output gate), so a reply never reports a message taken that a crash could
 /// give back, nor the other way round.
 ///
-/// Limits (ActorOptions): at most `max_queue_size` messages (1000; `queue.full`, "Queue is full.
-/// Limit is N"), each at most `max_queue_message_size` bytes as RivetKit measures it (64 KiB;
-/// `queue.message_too_large`).
+/// Redelivery (beyond RivetKit, per declared queue: `.queue(name, QueueDelivery{...})`): a
+/// visibility timeout hides a completable message from other receives while its handler runs and
+/// delivers it again if it is not completed in time; `max_deliveries` moves a message that keeps
+/// failing to the dead letters (`dead_letters`, `replay_dead_letter`, `drop_dead_letter`).
+/// `QueueMessage::deliveries()` says how many times a message was delivered, restarts included.
+///
+/// Limits (ActorOptions): at most `max_queue_size` messages, dead letters included (1000;
+/// `queue.full`, "Queue is full. Limit is N"), each at most `max_queue_message_size` bytes as
+/// RivetKit measures it (64 KiB; `queue.message_too_large`).
 
 #include <rivetkit/convert.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
@@ -69,9 +75,14 @@ class QueueMessage {
   /// When it was sent (ms since the epoch).
   std::int64_t created_at() const { return data_.created_at; }
   bool completable() const { return data_.completion != nullptr; }
+  /// How many times the message was delivered, this delivery included (1 the first time; a
+  /// completable message not completed before a restart or its visibility timeout comes again
+  /// with a higher count).
+  std::uint32_t deliveries() const { return data_.deliveries; }
   /// Completes a completable message: it leaves the queue, and a sender waiting on it gets
   /// `response`. Throws queue.already_completed the second time, queue.not_completable for a
-  /// message taken by a plain receive.
+  /// message taken by a plain receive, queue.delivery_expired when its visibility timeout passed
+  /// and it was delivered again since.
   Task<void> complete(Value response = Value(Undefined{})) const {
     return api_->complete(data_.completion, std::move(response));
   }
@@ -113,8 +124,18 @@ class Queue {
   Task<std::vector<QueueMessage>> try_next_batch(QueueReceive options = {}) const {
     return wrapped(api_, api_->receive(scope_, std::move(options), false));
   }
-  /// Messages queued now.
+  /// Messages queued now (dead letters not included).
   std::size_t size() const { return api_->size(); }
+  /// The messages moved aside after `max_deliveries` deliveries (QueueDelivery), oldest first.
+  std::vector<QueueDeadLetter> dead_letters() const { return api_->dead_letters(); }
+  /// Moves dead letter `id` back to the end of its queue under a new id, with its delivery count
+  /// reset (a sender still waiting for it follows it); nullopt when there is no such dead letter.
+  /// Resumes once durable.
+  Task<std::optional<std::uint64_t>> replay_dead_letter(std::uint64_t id) const {
+    return api_->replay_dead_letter(id);
+  }
+  /// Deletes dead letter `id`; false when there is none. Resumes once durable.
+  Task<bool> drop_dead_letter(std::uint64_t id) const { return api_->drop_dead_letter(id); }
 
  private:
   static Task<std::vector<QueueMessage>> wrapped(

@@ -1,8 +1,11 @@
 #pragma once
 /// What a receive from the actor's queue asks for (queue.hpp).
 
+#include <rivetkit/value.hpp>
+
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -55,6 +58,32 @@ struct QueueReceive {
   bool completable = false;
   /// Ends the receive with `actor.aborted` when cancelled (none: only the actor's stop does).
   std::optional<ReceiveCancel> cancel;
+};
+
+/// How a declared queue redelivers completable messages that are not completed (beyond RivetKit;
+/// ActorBuilder::queue). Both unset: RivetKit's rule, where an uncompleted message stays visible
+/// and every receive returns it again.
+struct QueueDelivery {
+  /// Hides a message from every receive for this long after a completable receive returns it;
+  /// if it is not completed by then, it is delivered again, and the first delivery's complete()
+  /// throws `queue.delivery_expired`. A restart makes every message visible again.
+  std::optional<std::chrono::milliseconds> visibility_timeout;
+  /// A message returned this many times by completable receives without being completed is not
+  /// returned again: the next receive that would return it moves it to the dead letters
+  /// (Queue::dead_letters). With this set, a completable receive resumes only once the delivery
+  /// is counted durably, so a handler that crashes the process counts too.
+  std::optional<std::uint32_t> max_deliveries;
+};
+
+/// A message moved to the dead letters after `max_deliveries` deliveries (Queue::dead_letters).
+struct QueueDeadLetter {
+  std::uint64_t id = 0;
+  std::string name;
+  Value body;
+  /// When it was sent (ms since the epoch).
+  std::int64_t created_at = 0;
+  /// How many times it was delivered.
+  std::uint32_t deliveries = 0;
 };
 
 }  // namespace rivetkit

@@ -2,6 +2,7 @@
 // were recorded against (tests/data/vectors/client/README.md), plus a few actors for hooks and
 // persistence. Run: rivetkit_fixture_server --host 127.0.0.1 --port 0 --data-dir DIR
 
+#include "queue_worker.hpp"
 #include <rivetkit/rivetkit.hpp>
 
 #include <boost/asio/error.hpp>
@@ -645,5 +646,6 @@ int main(int argc, char** argv) {
   registry.add(fixture::gate());
   registry.add(fixture::room());
   registry.add(fixture::watcher());
+  registry.add(fixture::queue_worker());
   return registry.run(argc, argv);
 }

@@ -120,6 +120,8 @@ struct QueueMessageData {
   std::string name;
   Value body;
   std::int64_t created_at = 0;
+  /// How many times it was delivered, this time included (1 the first time).
+  std::uint32_t deliveries = 1;
   /// Set for a completable receive.
   std::shared_ptr<QueueCompletion> completion;
 };
@@ -141,6 +143,13 @@ class QueueApi {
   virtual Task<void> complete(std::shared_ptr<QueueCompletion> completion, Value response) = 0;
   /// Messages queued now.
   virtual std::size_t size() const = 0;
+  /// The dead letters, oldest first.
+  virtual std::vector<QueueDeadLetter> dead_letters() const = 0;
+  /// Moves dead letter `id` back to the end of its queue under a new id (returned; nullopt when
+  /// there is no such dead letter); resumes once durable.
+  virtual Task<std::optional<std::uint64_t>> replay_dead_letter(std::uint64_t id) = 0;
+  /// Deletes dead letter `id` (false when there is none); resumes once durable.
+  virtual Task<bool> drop_dead_letter(std::uint64_t id) = 0;
 };
 
 class DbApi {
@@ -316,6 +325,8 @@ struct EventDefinition {
 struct QueueDefinition {
   /// Whether a client's connection may send to it; empty: anyone may.
   std::function<Task<bool>(ActorApi*, ConnApi*)> can_publish;
+  /// Redelivery of uncompleted messages (queue_types.hpp).
+  QueueDelivery delivery;
 };
 
 /// A declared database (ActorBuilder::database): its migrations, in version order.

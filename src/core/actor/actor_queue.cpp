@@ -16,8 +16,12 @@ namespace {
 
 constexpr char kNextIdTag = '\x01';
 constexpr char kMessageTag = '\x02';
-// The stored record: version, created_at (i64 BE), name length (u32 BE), name, body (CBOR).
-constexpr char kRecordVersion = '\x01';
+constexpr char kDeadLetterTag = '\x03';
+// The stored record of a message or dead letter: version, created_at (i64 BE), deliveries (u32
+// BE, from version 2), name length (u32 BE), name, body (CBOR). Version 1 (no deliveries) is
+// still read.
+constexpr char kRecordV1 = '\x01';
+constexpr char kRecordV2 = '\x02';
 
 void put_be(std::string& out, std::uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) {
@@ -35,11 +39,13 @@ std::uint64_t get_be(std::string_view in, std::size_t at, int bytes) {
 
 std::string encode_record(const std::string& name,
                           std::int64_t created_at,
+                          std::uint32_t deliveries,
                           const std::string& body) {
   std::string out;
-  out.reserve(1 + 8 + 4 + name.size() + body.size());
-  out.push_back(kRecordVersion);
+  out.reserve(1 + 8 + 4 + 4 + name.size() + body.size());
+  out.push_back(kRecordV2);
   put_be(out, static_cast<std::uint64_t>(created_at), 8);
+  put_be(out, deliveries, 4);
   put_be(out, name.size(), 4);
   out += name;
   out += body;
@@ -49,21 +55,29 @@ std::string encode_record(const std::string& name,
 struct Record {
   std::string name;
   std::int64_t created_at = 0;
+  std::uint32_t deliveries = 0;
   std::string body;
 };
 
 std::optional<Record> decode_record(std::string_view in) {
-  if (in.size() < 13 || in[0] != kRecordVersion) {
+  if (in.empty() || (in[0] != kRecordV1 && in[0] != kRecordV2)) {
+    return std::nullopt;
+  }
+  const std::size_t header = in[0] == kRecordV1 ? 13 : 17;
+  if (in.size() < header) {
     return std::nullopt;
   }
   Record r;
   r.created_at = static_cast<std::int64_t>(get_be(in, 1, 8));
-  const auto name_len = get_be(in, 9, 4);
-  if (in.size() - 13 < name_len) {
+  if (in[0] == kRecordV2) {
+    r.deliveries = static_cast<std::uint32_t>(get_be(in, 9, 4));
+  }
+  const auto name_len = get_be(in, header - 4, 4);
+  if (in.size() - header < name_len) {
     return std::nullopt;
   }
-  r.name = std::string(in.substr(13, name_len));
-  r.body = std::string(in.substr(13 + name_len));
+  r.name = std::string(in.substr(header, name_len));
+  r.body = std::string(in.substr(header + name_len));
   return r;
 }
 
@@ -102,8 +116,21 @@ std::string message_key(std::uint64_t id) {
   return key;
 }
 
+std::string dead_letter_key(std::uint64_t id) {
+  std::string key{kPrefix, kDeadLetterTag};
+  put_be(key, id, 8);
+  return key;
+}
+
 std::optional<std::uint64_t> id_of(std::string_view key) {
   if (key.size() != 10 || key[0] != kPrefix || key[1] != kMessageTag) {
+    return std::nullopt;
+  }
+  return get_be(key, 2, 8);
+}
+
+std::optional<std::uint64_t> dead_id_of(std::string_view key) {
+  if (key.size() != 10 || key[0] != kPrefix || key[1] != kDeadLetterTag) {
     return std::nullopt;
   }
   return get_be(key, 2, 8);
@@ -144,20 +171,24 @@ Task<Result<void>> ActorQueue::load(storage::ActorStore& store) {
       continue;
     }
     auto id = queue_keys::id_of(entry.key);
+    auto dead_id = queue_keys::dead_id_of(entry.key);
     auto record = decode_record(entry.value);
-    if (!id || !record) {
+    if (!(id || dead_id) || !record) {
       log::warn("queue: unreadable entry dropped actor_id={} key_size={}", actor_id_,
                 entry.key.size());
       continue;
     }
     auto body = decode_stored(record->body);
     if (!body) {
-      log::warn("queue: message {} has an unreadable body actor_id={}: {}", *id, actor_id_,
-                body.error().message);
+      log::warn("queue: message {} has an unreadable body actor_id={}: {}", id ? *id : *dead_id,
+                actor_id_, body.error().message);
       continue;
     }
-    messages_.emplace(*id, Message{std::move(record->name), std::move(*body), record->created_at});
-    stored_next = std::max(stored_next, *id + 1);
+    Message m{
+        std::move(record->name), std::move(*body), record->created_at, record->deliveries, {}};
+    const auto key_id = id ? *id : *dead_id;
+    (id ? messages_ : dead_).emplace(key_id, std::move(m));
+    stored_next = std::max(stored_next, key_id + 1);
   }
   next_id_ = stored_next;
   co_return Result<void>{};
@@ -165,6 +196,30 @@ Task<Result<void>> ActorQueue::load(storage::ActorStore& store) {
 
 bool ActorQueue::declared(std::string_view name) const {
   return definition_.queues.find(name) != definition_.queues.end();
+}
+
+const QueueDelivery& ActorQueue::delivery_of(const std::string& name) const {
+  static const QueueDelivery kNone;
+  auto it = definition_.queues.find(name);
+  return it == definition_.queues.end() ? kNone : it->second.delivery;
+}
+
+bool ActorQueue::blocks(const detail::QueueCompletion& c) const {
+  if (c.completed) {
+    return false;
+  }
+  if (delivery_of(c.name).visibility_timeout) {
+    // Delivered again after its visibility timeout: this delivery is over (its complete() would
+    // throw queue.delivery_expired), so it no longer holds its caller back.
+    auto it = messages_.find(c.id);
+    return it != messages_.end() && it->second.deliveries == c.delivery;
+  }
+  return true;
+}
+
+void ActorQueue::put_record(std::uint64_t id, const Message& m, bool dead) {
+  unsaved_.put(dead ? queue_keys::dead_letter_key(id) : queue_keys::message_key(id),
+               encode_record(m.name, m.created_at, m.deliveries, encode_stored(m.body)));
 }
 
 void ActorQueue::check_open() const {
@@ -187,14 +242,21 @@ std::uint64_t ActorQueue::enqueue(std::string name, Value body) {
         Value::object({{"size", static_cast<std::int64_t>(size)},
                        {"limit", static_cast<std::int64_t>(options.max_queue_message_size)}})));
   }
-  if (messages_.size() >= options.max_queue_size) {
-    throw ActorError(queue_error(
-        "full", "Queue is full. Limit is " + std::to_string(options.max_queue_size) + " messages.",
-        Value::object({{"limit", static_cast<std::int64_t>(options.max_queue_size)}})));
+  if (messages_.size() + dead_.size() >= options.max_queue_size) {
+    std::string message =
+        "Queue is full. Limit is " + std::to_string(options.max_queue_size) + " messages.";
+    if (!dead_.empty()) {
+      message += " " + std::to_string(dead_.size())
+                 + " of them are dead letters (replay or drop them to make room).";
+    }
+    throw ActorError(
+        queue_error("full", std::move(message),
+                    Value::object({{"limit", static_cast<std::int64_t>(options.max_queue_size)},
+                                   {"deadLetters", static_cast<std::int64_t>(dead_.size())}})));
   }
   const std::uint64_t id = next_id_++;
   const std::int64_t created_at = host_.queue_now_ms();
-  unsaved_.put(queue_keys::message_key(id), encode_record(name, created_at, bytes));
+  unsaved_.put(queue_keys::message_key(id), encode_record(name, created_at, 0, bytes));
   std::string next;
   put_be(next, next_id_, 8);
   unsaved_.put(queue_keys::next_id_key(), std::move(next));
@@ -230,55 +292,94 @@ Task<std::optional<Value>> ActorQueue::wait_completion(
     auto wait_op = waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
     co_await std::move(wait_op);
   }
-  if (auto again = completion_waiters_.find(id);
-      again != completion_waiters_.end() && again->second == waiter) {
-    completion_waiters_.erase(again);
-  }
+  // Under its id, or the id of its replay (replay_dead_letter moves the waiter).
+  std::erase_if(completion_waiters_, [&](const auto& entry) { return entry.second == waiter; });
   co_return std::move(waiter->response);
 }
 
 std::vector<detail::QueueMessageData> ActorQueue::take(const void* scope,
-                                                       const QueueReceive& options) {
+                                                       const QueueReceive& options,
+                                                       bool& must_save) {
   if (options.completable) {
     // Callers whose completable messages are all completed or gone (every HTTP call is its own
     // caller) leave nothing behind: an awake actor's bookkeeping does not grow with its calls.
-    std::erase_if(outstanding_, [](const auto& entry) {
-      return std::all_of(entry.second.begin(), entry.second.end(), [](const auto& weak) {
+    std::erase_if(outstanding_, [this](const auto& entry) {
+      return std::all_of(entry.second.begin(), entry.second.end(), [this](const auto& weak) {
         auto c = weak.lock();
-        return !c || c->completed;
+        return !c || !blocks(*c);
       });
     });
   }
   std::vector<detail::QueueMessageData> out;
   const std::size_t count = std::max<std::size_t>(1, options.count);
+  const auto now = std::chrono::steady_clock::now();
+  bool changed = false;
   for (auto it = messages_.begin(); it != messages_.end() && out.size() < count;) {
-    if (!matches(options.names, it->second.name)) {
+    auto& m = it->second;
+    if (!matches(options.names, m.name) || m.visible_at > now) {
       ++it;
+      continue;
+    }
+    const auto& delivery = delivery_of(m.name);
+    if (delivery.max_deliveries && m.deliveries >= *delivery.max_deliveries) {
+      // Delivered as often as the queue allows without being completed: set aside, never
+      // returned again (it stays in the count of max_queue_size).
+      log::warn(
+          "queue: message {} on {} was delivered {} times without completion; moved to the "
+          "dead letters actor_id={}",
+          it->first, m.name, m.deliveries, actor_id_);
+      unsaved_.remove(queue_keys::message_key(it->first));
+      put_record(it->first, m, true);
+      dead_.emplace(it->first, std::move(m));
+      it = messages_.erase(it);
+      changed = true;
       continue;
     }
     detail::QueueMessageData data;
     data.id = it->first;
-    data.name = it->second.name;
-    data.created_at = it->second.created_at;
+    data.name = m.name;
+    data.created_at = m.created_at;
+    data.deliveries = m.deliveries + 1;
     if (options.completable) {
-      data.body = it->second.body;
+      m.deliveries += 1;
+      if (delivery.visibility_timeout) {
+        m.visible_at = now + *delivery.visibility_timeout;
+      }
+      put_record(it->first, m, false);
+      changed = true;
+      must_save = must_save || delivery.max_deliveries.has_value();
+      data.body = m.body;
       auto completion = std::make_shared<detail::QueueCompletion>();
       completion->id = it->first;
-      completion->name = it->second.name;
+      completion->name = m.name;
+      completion->delivery = m.deliveries;
       outstanding_[scope].push_back(completion);
       data.completion = std::move(completion);
       ++it;
     } else {
-      data.body = std::move(it->second.body);
+      data.body = std::move(m.body);
       unsaved_.remove(queue_keys::message_key(it->first));
       it = messages_.erase(it);
+      changed = true;
     }
     out.push_back(std::move(data));
   }
-  if (!options.completable && !out.empty()) {
+  if (changed) {
     host_.queue_changed();
   }
   return out;
+}
+
+std::chrono::steady_clock::time_point ActorQueue::next_visible(
+    const std::vector<std::string>& names) const {
+  const auto now = std::chrono::steady_clock::now();
+  auto first = std::chrono::steady_clock::time_point::max();
+  for (const auto& [id, m] : messages_) {
+    if (m.visible_at > now && matches(names, m.name)) {
+      first = std::min(first, m.visible_at);
+    }
+  }
+  return first;
 }
 
 Task<std::vector<detail::QueueMessageData>> ActorQueue::receive(const void* scope,
@@ -289,9 +390,9 @@ Task<std::vector<detail::QueueMessageData>> ActorQueue::receive(const void* scop
   // A completable message this caller holds and has not completed comes first (RivetKit).
   if (auto it = outstanding_.find(scope); it != outstanding_.end()) {
     auto& list = it->second;
-    std::erase_if(list, [](const auto& weak) {
+    std::erase_if(list, [this](const auto& weak) {
       auto c = weak.lock();
-      return !c || c->completed;
+      return !c || !blocks(*c);
     });
     if (!list.empty()) {
       throw ActorError(queue_error("previous_message_not_completed",
@@ -307,7 +408,16 @@ Task<std::vector<detail::QueueMessageData>> ActorQueue::receive(const void* scop
                                         : std::chrono::steady_clock::time_point::max();
   while (true) {
     check_open();
-    auto taken = take(scope, options);
+    bool must_save = false;
+    auto taken = take(scope, options, must_save);
+    if (must_save) {
+      // The queue counts crashes too: the delivery is durable before the handler sees it.
+      auto save_op = host_.save_now();
+      auto saved = co_await std::move(save_op);
+      if (!saved) {
+        throw ActorError(saved.error());
+      }
+    }
     if (!taken.empty() || !wait) {
       co_return taken;
     }
@@ -317,7 +427,9 @@ Task<std::vector<detail::QueueMessageData>> ActorQueue::receive(const void* scop
     if (std::chrono::steady_clock::now() >= deadline) {
       co_return taken;
     }
-    auto timer = std::make_shared<asio::steady_timer>(strand_, deadline);
+    // A hidden message showing again (its visibility timeout passed) wakes the wait too.
+    auto timer = std::make_shared<asio::steady_timer>(
+        strand_, std::min(deadline, next_visible(options.names)));
     // Receives that ended at their timeout leave expired entries: dropped here, so a loop of
     // timed receives with nothing sent keeps this list short.
     std::erase_if(receivers_, [](const auto& weak) { return weak.expired(); });
@@ -349,14 +461,37 @@ Task<void> ActorQueue::complete(std::shared_ptr<detail::QueueCompletion> complet
     throw ActorError(queue_error("already_completed", "Queue message was already completed."));
   }
   check_open();
+  const bool hides = delivery_of(completion->name).visibility_timeout.has_value();
+  auto it = messages_.find(completion->id);
+  auto dead = dead_.find(completion->id);
+  const std::uint32_t current = it != messages_.end() ? it->second.deliveries
+                                : dead != dead_.end() ? dead->second.deliveries
+                                                      : completion->delivery;
+  if (hides && current != completion->delivery) {
+    throw ActorError(queue_error(
+        "delivery_expired",
+        "Queue message " + std::to_string(completion->id)
+            + " was delivered again after its visibility timeout passed; this delivery can no "
+              "longer complete it.",
+        Value::object({{"id", static_cast<std::int64_t>(completion->id)},
+                       {"delivery", static_cast<std::int64_t>(completion->delivery)},
+                       {"deliveries", static_cast<std::int64_t>(current)}})));
+  }
   completion->completed = true;
-  if (messages_.erase(completion->id) != 0) {
+  if (it != messages_.end()) {
+    messages_.erase(it);
     unsaved_.remove(queue_keys::message_key(completion->id));
     host_.queue_changed();
+  } else if (dead != dead_.end()) {
+    // Set aside meanwhile (another receive found it delivered max_deliveries times), but its
+    // handler did finish: it is done.
+    dead_.erase(dead);
+    unsaved_.remove(queue_keys::dead_letter_key(completion->id));
+    host_.queue_changed();
   }
-  if (auto it = completion_waiters_.find(completion->id); it != completion_waiters_.end()) {
-    it->second->response = std::move(response);
-    it->second->timer.cancel();
+  if (auto waiter = completion_waiters_.find(completion->id); waiter != completion_waiters_.end()) {
+    waiter->second->response = std::move(response);
+    waiter->second->timer.cancel();
   }
   co_return;
 }
@@ -397,6 +532,65 @@ Task<QueueSendResult> ActorQueue::send_and_wait(std::string name,
     result.status = "timedOut";
   }
   co_return result;
+}
+
+std::vector<QueueDeadLetter> ActorQueue::dead_letters() const {
+  check_open();
+  std::vector<QueueDeadLetter> out;
+  out.reserve(dead_.size());
+  for (const auto& [id, m] : dead_) {
+    out.push_back(QueueDeadLetter{id, m.name, m.body, m.created_at, m.deliveries});
+  }
+  return out;
+}
+
+Task<std::optional<std::uint64_t>> ActorQueue::replay_dead_letter(std::uint64_t id) {
+  auto hold = host_.hold();
+  check_open();
+  auto it = dead_.find(id);
+  if (it == dead_.end()) {
+    co_return std::nullopt;
+  }
+  Message m = std::move(it->second);
+  dead_.erase(it);
+  m.deliveries = 0;
+  m.visible_at = {};
+  const std::uint64_t new_id = next_id_++;
+  unsaved_.remove(queue_keys::dead_letter_key(id));
+  put_record(new_id, m, false);
+  std::string next;
+  put_be(next, next_id_, 8);
+  unsaved_.put(queue_keys::next_id_key(), std::move(next));
+  messages_.emplace(new_id, std::move(m));
+  if (auto waiter = completion_waiters_.extract(id)) {
+    // A sender still waiting for it waits for its replay.
+    waiter.key() = new_id;
+    completion_waiters_.insert(std::move(waiter));
+  }
+  host_.queue_changed();
+  wake_receivers();
+  auto op = host_.save_now();
+  auto saved = co_await std::move(op);
+  if (!saved) {
+    throw ActorError(saved.error());
+  }
+  co_return new_id;
+}
+
+Task<bool> ActorQueue::drop_dead_letter(std::uint64_t id) {
+  auto hold = host_.hold();
+  check_open();
+  if (dead_.erase(id) == 0) {
+    co_return false;
+  }
+  unsaved_.remove(queue_keys::dead_letter_key(id));
+  host_.queue_changed();
+  auto op = host_.save_now();
+  auto saved = co_await std::move(op);
+  if (!saved) {
+    throw ActorError(saved.error());
+  }
+  co_return true;
 }
 
 void ActorQueue::take_changes(storage::ActorWrite& write) {

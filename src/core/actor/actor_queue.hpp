@@ -12,6 +12,13 @@
 // the output gate. So a client's send is answered once its message is durable, and a turn that
 // takes a message and changes the state commits both or neither.
 //
+// Redelivery (QueueDelivery, per declared queue): every completable receive counts a delivery in
+// the message's record (written with the turn; awaited when the queue has max_deliveries, so a
+// handler that crashes the process still counts). A visibility timeout hides a delivered message
+// until it passes (in memory: a restart shows every message again). A message delivered
+// max_deliveries times is moved to the dead letters (0x03 keys) by the next receive that would
+// return it. Dead letters count towards max_queue_size until replayed or dropped.
+//
 // Waiting: a receive that finds nothing waits (its timer) until a send wakes it, its timeout
 // passes, or the actor begins to stop (abort: actor.aborted). A sender that waits for completion
 // (send-and-wait) is held in memory only, as in RivetKit; it ends when the message is completed,
@@ -41,6 +48,8 @@ namespace rivetkit::detail {
 struct QueueCompletion {
   std::uint64_t id = 0;
   std::string name;
+  /// Which delivery of the message this is (its count when it was returned).
+  std::uint32_t delivery = 0;
   bool completed = false;
 };
 }  // namespace rivetkit::detail
@@ -54,8 +63,12 @@ inline constexpr char kPrefix = '\x05';
 std::string next_id_key();
 /// Message `id`: kPrefix, 0x02, id (u64 big-endian).
 std::string message_key(std::uint64_t id);
+/// Dead letter `id`: kPrefix, 0x03, id (u64 big-endian).
+std::string dead_letter_key(std::uint64_t id);
 /// The id of a message key; nullopt for any other key.
 std::optional<std::uint64_t> id_of(std::string_view key);
+/// The id of a dead letter key; nullopt for any other key.
+std::optional<std::uint64_t> dead_id_of(std::string_view key);
 }  // namespace queue_keys
 
 class ActorQueue final : public detail::QueueApi {
@@ -111,6 +124,7 @@ class ActorQueue final : public detail::QueueApi {
   void close();
 
   std::size_t size() const override { return messages_.size(); }
+  std::size_t dead_letter_count() const { return dead_.size(); }
   /// Test hook: waiting receives and callers with completable messages tracked now.
   std::size_t tracked_for_test() const { return receivers_.size() + outstanding_.size(); }
 
@@ -123,12 +137,18 @@ class ActorQueue final : public detail::QueueApi {
                                                       QueueReceive options,
                                                       bool wait) override;
   Task<void> complete(std::shared_ptr<detail::QueueCompletion> completion, Value response) override;
+  std::vector<QueueDeadLetter> dead_letters() const override;
+  Task<std::optional<std::uint64_t>> replay_dead_letter(std::uint64_t id) override;
+  Task<bool> drop_dead_letter(std::uint64_t id) override;
 
  private:
   struct Message {
     std::string name;
     Value body;
     std::int64_t created_at = 0;
+    std::uint32_t deliveries = 0;
+    // Hidden from receives until then (a delivery under a visibility timeout).
+    std::chrono::steady_clock::time_point visible_at{};
   };
   struct CompletionWaiter {
     explicit CompletionWaiter(const boost::asio::any_io_executor& ex) : timer(ex) {}
@@ -137,8 +157,19 @@ class ActorQueue final : public detail::QueueApi {
   };
 
   void check_open() const;
-  /// Takes up to `count` matching messages now (removed unless completable).
-  std::vector<detail::QueueMessageData> take(const void* scope, const QueueReceive& options);
+  /// The redelivery rules of queue `name` (none for a queue no longer declared).
+  const QueueDelivery& delivery_of(const std::string& name) const;
+  /// Takes up to `count` matching messages now (removed unless completable). `must_save`: a
+  /// delivery was counted that must be durable before the messages are handed out.
+  std::vector<detail::QueueMessageData> take(const void* scope,
+                                             const QueueReceive& options,
+                                             bool& must_save);
+  /// When the first hidden message matching `names` shows again (max(): none hidden).
+  std::chrono::steady_clock::time_point next_visible(const std::vector<std::string>& names) const;
+  void put_record(std::uint64_t id, const Message& m, bool dead);
+  /// Whether a completable message handed out still refuses its caller's next receive (not
+  /// completed, and not delivered again after its visibility timeout).
+  bool blocks(const detail::QueueCompletion& c) const;
   void wake_receivers();
 
   boost::asio::any_io_executor strand_;
@@ -146,6 +177,7 @@ class ActorQueue final : public detail::QueueApi {
   const detail::ActorDefinitionData& definition_;
   Host& host_;
   std::map<std::uint64_t, Message> messages_;
+  std::map<std::uint64_t, Message> dead_;
   std::uint64_t next_id_ = 1;
   storage::KvBatch unsaved_;
   bool aborted_ = false;

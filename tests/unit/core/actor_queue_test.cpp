@@ -3,7 +3,9 @@
 // brings them back oldest first and ids go on from the stored next id; plain receives remove,
 // completable ones stay until completed; RivetKit's errors for misuse and the limits; a waiting
 // receive is woken by a send, ends at its timeout or with actor.aborted at the stop; a waiting
-// sender gets the response.
+// sender gets the response. Redelivery (QueueDelivery): delivery counts that survive restarts,
+// a visibility timeout that hides and then shows a message again, max_deliveries moving a
+// message to the dead letters, replaying and dropping them; version 1 records still read.
 
 #include "core/actor/actor_queue.hpp"
 
@@ -57,6 +59,7 @@ class ActorQueueTest : public ::testing::Test, public ActorQueue::Host {
   bool queue_open() const override { return open; }
   void queue_changed() override { ++changes; }
   Task<Result<void>> save_now() override {
+    ++saves_now;
     save();
     co_return Result<void>{};
   }
@@ -131,6 +134,7 @@ class ActorQueueTest : public ::testing::Test, public ActorQueue::Host {
   bool open = true;
   int changes = 0;
   int waits_began = 0;
+  int saves_now = 0;
   std::exception_ptr last_error;
 };
 
@@ -338,6 +342,162 @@ TEST_F(ActorQueueTest, AWaitingSenderGetsTheResponseOrItsDeadline) {
   auto [none, error] = call(queue->wait_completion(late, std::chrono::steady_clock::now() + 20ms));
   ASSERT_TRUE(none);
   EXPECT_FALSE(*none) << "the deadline passed: no response";
+}
+
+QueueReceive completable(std::vector<std::string> n) {
+  QueueReceive r;
+  r.names = std::move(n);
+  r.completable = true;
+  return r;
+}
+
+// A handler that crashes the process after taking a message: with max_deliveries, the delivery
+// is durable before the handler sees the message, so each crash counts, and the message goes
+// to the dead letters instead of being delivered a third time.
+TEST_F(ActorQueueTest, CrashedDeliveriesCountAndThePoisonMessageGoesToTheDeadLetters) {
+  definition.queues["jobs"].delivery.max_deliveries = 2;
+  queue->enqueue("jobs", "poison");
+  queue->enqueue("jobs", "fine");
+  save();
+  for (std::uint32_t delivery = 1; delivery <= 2; ++delivery) {
+    const int saves_before = saves_now;
+    auto held = receive(completable({"jobs"}));
+    ASSERT_EQ(held.size(), 1u);
+    EXPECT_EQ(held[0].body, Value("poison"));
+    EXPECT_EQ(held[0].deliveries, delivery);
+    EXPECT_EQ(held[0].completion->delivery, delivery);
+    EXPECT_EQ(saves_now, saves_before + 1) << "counted durably before it is handed out";
+    reload();  // the crash: nothing more was saved
+  }
+  auto next = receive(completable({"jobs"}));
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].body, Value("fine")) << "the poison message is not delivered a third time";
+  auto dead = queue->dead_letters();
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].id, 1u);
+  EXPECT_EQ(dead[0].body, Value("poison"));
+  EXPECT_EQ(dead[0].deliveries, 2u);
+  EXPECT_EQ(queue->size(), 1u) << "dead letters are not in the queue's size";
+
+  reload();
+  EXPECT_EQ(queue->dead_letters().size(), 1u) << "the move to the dead letters is durable";
+  definition.options.max_queue_size = 2;
+  try {
+    queue->enqueue("jobs", "no room");
+    FAIL() << "dead letters count towards max_queue_size";
+  } catch (const ActorError& e) {
+    EXPECT_EQ(e.error().code, "full");
+    EXPECT_NE(e.error().message.find("1 of them are dead letters"), std::string::npos);
+  }
+
+  auto [replayed, replay_error] = call(queue->replay_dead_letter(1));
+  ASSERT_TRUE(replayed && *replayed) << code_of(replay_error);
+  EXPECT_EQ(**replayed, 3u) << "a replay gets a new id at the end of the queue";
+  auto [missing, missing_error] = call(queue->replay_dead_letter(1));
+  ASSERT_TRUE(missing);
+  EXPECT_FALSE(*missing);
+  reload();
+  EXPECT_TRUE(queue->dead_letters().empty());
+  auto all = receive(completable({}));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].body, Value("fine"));
+  EXPECT_EQ(all[0].deliveries, 2u);
+  call(complete_one(*queue, all[0].completion, Value()));
+  all = receive(completable({}));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].id, 3u);
+  EXPECT_EQ(all[0].deliveries, 1u) << "a replay starts counting again";
+
+  // Dropping: two crashes more, then the drop deletes it for good.
+  reload();
+  ASSERT_EQ(receive(completable({})).size(), 1u);
+  reload();
+  EXPECT_TRUE(receive(completable({})).empty());
+  ASSERT_EQ(queue->dead_letters().size(), 1u);
+  auto [dropped, drop_error] = call(queue->drop_dead_letter(3));
+  ASSERT_TRUE(dropped && *dropped) << code_of(drop_error);
+  auto [again, again_error] = call(queue->drop_dead_letter(3));
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(*again);
+  reload();
+  EXPECT_TRUE(queue->dead_letters().empty());
+  EXPECT_EQ(queue->size(), 0u);
+}
+
+TEST_F(ActorQueueTest, AVisibilityTimeoutHidesAMessageThenDeliversItAgain) {
+  definition.queues["jobs"].delivery.visibility_timeout = 40ms;
+  queue->enqueue("jobs", "job");
+  int first_caller = 0;
+  int second_caller = 0;
+  auto first = receive(completable({"jobs"}), false, &first_caller);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(saves_now, 0) << "without max_deliveries the count rides with the turn";
+  EXPECT_TRUE(receive(completable({"jobs"}), false, &second_caller).empty())
+      << "hidden while its handler runs";
+  EXPECT_TRUE(receive(names({"jobs"}), false, &second_caller).empty()) << "from plain receives too";
+
+  // A waiting receive is woken when the timeout passes.
+  QueueReceive waiting = completable({"jobs"});
+  waiting.timeout = 5s;
+  const auto started = std::chrono::steady_clock::now();
+  auto second = receive(waiting, true, &second_caller);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 4s);
+  EXPECT_EQ(second[0].deliveries, 2u);
+
+  auto [stale, stale_error] = call(complete_one(*queue, first[0].completion, Value()));
+  EXPECT_EQ(code_of(stale_error), "queue.delivery_expired");
+  EXPECT_EQ(queue->size(), 1u) << "the stale delivery removed nothing";
+  auto [done, error] = call(complete_one(*queue, second[0].completion, Value()));
+  ASSERT_TRUE(done) << code_of(error);
+  EXPECT_EQ(queue->size(), 0u);
+
+  // A restart shows hidden messages at once; the count goes on.
+  queue->enqueue("jobs", "again");
+  ASSERT_EQ(receive(completable({"jobs"}), false, &first_caller).size(), 1u);
+  save();
+  reload();
+  auto after = receive(completable({"jobs"}), false, &first_caller);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].deliveries, 2u);
+}
+
+TEST_F(ActorQueueTest, ASenderWaitingForADeadLetterFollowsItsReplay) {
+  definition.queues["jobs"].delivery.max_deliveries = 1;
+  const auto id = queue->enqueue("jobs", "job");
+  queue->expect_completion(id);
+  auto response = std::make_shared<std::optional<std::optional<Value>>>();
+  asio::co_spawn(io, queue->wait_completion(id, std::chrono::steady_clock::now() + 10s),
+                 [response](std::exception_ptr, std::optional<Value> v) { *response = v; });
+  int caller = 0;
+  ASSERT_EQ(receive(completable({"jobs"}), false, &caller).size(), 1u);  // dropped uncompleted
+  EXPECT_TRUE(receive(completable({"jobs"}), false, &caller).empty());
+  ASSERT_EQ(queue->dead_letters().size(), 1u);
+  auto [replayed, error] = call(queue->replay_dead_letter(id));
+  ASSERT_TRUE(replayed && *replayed) << code_of(error);
+  auto held = receive(completable({"jobs"}), false, &caller);
+  ASSERT_EQ(held.size(), 1u);
+  call(complete_one(*queue, held[0].completion, Value("done")));
+  for (int i = 0; i < 100 && !*response; ++i) {
+    io.restart();
+    io.run_for(2ms);
+  }
+  ASSERT_TRUE(*response && **response);
+  EXPECT_EQ(***response, Value("done"));
+}
+
+TEST_F(ActorQueueTest, VersionOneRecordsAreStillRead) {
+  // created_at 5, name "a", body CBOR 7: what the first release wrote.
+  std::string record{'\x01', 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 1, 'a', '\x07'};
+  store.kv[queue_keys::message_key(4)] = record;
+  reload();
+  auto got = receive(completable({"a"}));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].id, 4u);
+  EXPECT_EQ(got[0].created_at, 5);
+  EXPECT_EQ(got[0].body, Value(7));
+  EXPECT_EQ(got[0].deliveries, 1u);
+  EXPECT_EQ(queue->enqueue("a", 8), 5u);
 }
 
 }  // namespace
