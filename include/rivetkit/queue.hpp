@@ -44,6 +44,7 @@
 
 #include <rivetkit/convert.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
+#include <rivetkit/error.hpp>
 #include <rivetkit/queue_types.hpp>
 #include <rivetkit/task.hpp>
 #include <rivetkit/value.hpp>
@@ -57,6 +58,16 @@
 #include <vector>
 
 namespace rivetkit {
+
+namespace detail {
+/// `queue.timed_out`: a wait_for_names / wait_for_names_available whose timeout passed.
+inline Error queue_timed_out(std::optional<std::chrono::milliseconds> timeout) {
+  const auto ms = timeout ? timeout->count() : 0;
+  return Error{"queue", "timed_out",
+               "Waiting for a queue message timed out after " + std::to_string(ms) + " ms.",
+               Value::object({{"timeoutMs", static_cast<std::int64_t>(ms)}}), true};
+}
+}  // namespace detail
 
 /// One message taken from the queue. Valid while the actor instance that returned it runs.
 class QueueMessage {
@@ -121,6 +132,18 @@ class Queue {
   }
   /// As next / next_batch, without waiting.
   Task<std::optional<QueueMessage>> try_next(QueueReceive options = {}) const;
+  /// The oldest message named one of `names` (RivetKit's waitForNames): as next, but a timeout
+  /// throws `queue.timed_out` instead of returning nothing. `options.names` is replaced.
+  Task<QueueMessage> wait_for_names(std::vector<std::string> names,
+                                    QueueReceive options = {}) const;
+  /// Resumes once a message named one of `names` is queued and visible, taking nothing
+  /// (RivetKit's waitForNamesAvailable); `options.timeout` passing throws `queue.timed_out`,
+  /// `options.cancel` or the actor's stop `actor.aborted`. Empty `names`: any message.
+  Task<void> wait_for_names_available(std::vector<std::string> names,
+                                      QueueReceive options = {}) const {
+    options.names = std::move(names);
+    return api_->wait_available(scope_, std::move(options));
+  }
   Task<std::vector<QueueMessage>> try_next_batch(QueueReceive options = {}) const {
     return wrapped(api_, api_->receive(scope_, std::move(options), false));
   }
@@ -148,6 +171,9 @@ class Queue {
     }
     co_return out;
   }
+  static Task<QueueMessage> required(detail::QueueApi* api,
+                                     Task<std::vector<detail::QueueMessageData>> received,
+                                     std::optional<std::chrono::milliseconds> timeout);
   static Task<std::optional<QueueMessage>> first(
       detail::QueueApi* api, Task<std::vector<detail::QueueMessageData>> received) {
     auto list = co_await std::move(received);
@@ -169,6 +195,24 @@ inline Task<std::optional<QueueMessage>> Queue::next(QueueReceive options) const
 inline Task<std::optional<QueueMessage>> Queue::try_next(QueueReceive options) const {
   options.count = 1;
   return first(api_, api_->receive(scope_, std::move(options), false));
+}
+
+inline Task<QueueMessage> Queue::required(detail::QueueApi* api,
+                                          Task<std::vector<detail::QueueMessageData>> received,
+                                          std::optional<std::chrono::milliseconds> timeout) {
+  auto list = co_await std::move(received);
+  if (list.empty()) {
+    throw ActorError(detail::queue_timed_out(timeout));
+  }
+  co_return QueueMessage(api, std::move(list.front()));
+}
+
+inline Task<QueueMessage> Queue::wait_for_names(std::vector<std::string> names,
+                                                QueueReceive options) const {
+  options.names = std::move(names);
+  options.count = 1;
+  auto timeout = options.timeout;
+  return required(api_, api_->receive(scope_, std::move(options), true), timeout);
 }
 
 }  // namespace rivetkit

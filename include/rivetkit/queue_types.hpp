@@ -73,6 +73,17 @@ struct QueueDelivery {
   /// (Queue::dead_letters). With this set, a completable receive resumes only once the delivery
   /// is counted durably, so a handler that crashes the process counts too.
   std::optional<std::uint32_t> max_deliveries;
+  /// A completable receive's handler commits as one: what the actor changes (state, KV, SQL,
+  /// queue, schedules) from the receive until complete() is written in one commit with the
+  /// completion, so after a crash at any point the message's effects are applied exactly once
+  /// (a crash before the commit leaves none of them, and the message is delivered again).
+  /// Meanwhile the actor's other writes, and the replies that depend on them, wait too, and the
+  /// message is hidden from other receives. The hold ends at complete(), when the message is
+  /// dropped uncompleted (what was changed is then kept), at the visibility timeout (30 s when
+  /// none is set; the message is then delivered again, so a handler must finish within it), at
+  /// an explicit save anywhere in the actor (c.save_state, an awaited c.kv() write,
+  /// c.queue().send: what came before is written) and at the actor's stop.
+  bool exactly_once = false;
 };
 
 /// A message moved to the dead letters after `max_deliveries` deliveries (Queue::dead_letters).

@@ -260,7 +260,9 @@ Task<void> ActorInstance::stop(StopReason reason) {
   }
 
   // 7. The final save; nothing the actor acknowledged may be lost. (A destroyed actor's data is
-  // wiped by the driver: only the saves already under way are waited for.)
+  // wiped by the driver: only the saves already under way are waited for.) A handler still
+  // holding writes (an exactly-once queue message) holds them no longer.
+  gate_.end_holds();
   if (!destroying) {
     gate_.mark_changed();
     checkpoint();
@@ -699,6 +701,7 @@ std::vector<detail::ConnApi*> ActorInstance::conns() {
 
 Task<void> ActorInstance::save_state() {
   auto self = shared_from_this();
+  gate_.end_holds();  // an explicit save is written now, held or not
   gate_.mark_changed();
   std::uint64_t seq = checkpoint();
   auto op = wait_durable(seq == 0 ? gate_.latest() : seq);
@@ -741,6 +744,7 @@ bool ActorInstance::kv_loading() const {
 
 Task<Result<void>> ActorInstance::save_now() {
   auto self = shared_from_this();
+  gate_.end_holds();  // an explicit save is written now, held or not
   gate_.mark_changed();
   checkpoint();
   auto op = gate_.wait(gate_.latest());
@@ -782,6 +786,18 @@ std::int64_t ActorInstance::queue_now_ms() const {
 
 std::shared_ptr<void> ActorInstance::queue_wait_began() {
   return std::make_shared<SleepGates::Work>(track(WorkKind::kQueueWait));
+}
+
+Task<Result<void>> ActorInstance::save_after_holds() {
+  auto self = shared_from_this();
+  gate_.mark_changed();
+  checkpoint();
+  auto op = gate_.wait(gate_.latest());
+  co_return co_await std::move(op);
+}
+
+std::shared_ptr<void> ActorInstance::hold_writes(std::chrono::milliseconds limit) {
+  return gate_.hold_writes(std::chrono::steady_clock::now() + limit, shared_from_this());
 }
 
 }  // namespace rivetkit::core

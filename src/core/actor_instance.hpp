@@ -272,6 +272,8 @@ class ActorInstance final : public detail::ActorApi,
   void queue_changed() override;
   std::int64_t queue_now_ms() const override;
   std::shared_ptr<void> queue_wait_began() override;
+  std::shared_ptr<void> hold_writes(std::chrono::milliseconds limit) override;
+  Task<Result<void>> save_after_holds() override;
 };
 
 }  // namespace rivetkit::core

@@ -4,7 +4,10 @@
 //           test ends) and 3 deliveries at most;
 //   slow    a visibility timeout of 300 ms;
 //   poison  2 deliveries at most, consumed by the `run` loop: a message "crash" ends the process
-//           right after its receive (a handler that crashes), anything else is completed.
+//           right after its receive (a handler that crashes), anything else is completed;
+//   ledger  exactly once (5 deliveries at most, so each crash counts): applyOnce adds a
+//           message's amount to the state and a row of the actor's database, waiting between
+//           steps, and can end the process at any step of its first delivery.
 
 #include "queue_worker.hpp"
 
@@ -50,10 +53,16 @@ rivetkit::ActorDefinition queue_worker() {
   slow.visibility_timeout = 300ms;
   rivetkit::QueueDelivery poison;
   poison.max_deliveries = 2;
+  rivetkit::QueueDelivery ledger;
+  ledger.exactly_once = true;
+  ledger.max_deliveries = 5;
   return rivetkit::actor<WorkerState>("queueWorker")
       .queue("jobs", jobs)
       .queue("slow", slow)
       .queue("poison", poison)
+      .queue("ledger", ledger)
+      .queue("late")
+      .database({{1, "CREATE TABLE ledger (id INTEGER PRIMARY KEY, amount INTEGER NOT NULL)"}})
       .run([](auto& c) -> rivetkit::Task<void> {
         while (true) {
           auto op = c.queue().next(completable("poison"));
@@ -124,6 +133,67 @@ rivetkit::ActorDefinition queue_worker() {
             co_return rivetkit::Value::object(
                 {{"deliveries", static_cast<std::int64_t>(m->deliveries())}, {"result", result}});
           })
+      // One ledger message, handled in steps that each end a turn (the database runs off the
+      // actor's thread; a wait): `crash_at` "start" (after the receive), "mid" (after the state
+      // and the row changed), "end" (right after complete()) or "after" (once the completion is
+      // durable) ends the process on the message's first delivery. {deliveries, applied} or null.
+      .action("applyOnce",
+              [](auto& c, std::string crash_at) -> rivetkit::Task<rivetkit::Value> {
+                auto op = c.queue().try_next(completable("ledger"));
+                auto m = co_await std::move(op);
+                if (!m) {
+                  co_return rivetkit::Value(nullptr);
+                }
+                const bool first = m->deliveries() == 1;
+                auto crash = [&](const char* step) {
+                  if (first && crash_at == step) {
+                    std::_Exit(3);
+                  }
+                };
+                crash("start");
+                const auto amount = m->body().find("amount")->as_int();
+                c.state().applied += amount;
+                auto insert_op = c.db().execute("INSERT INTO ledger (amount) VALUES (?)", amount);
+                co_await std::move(insert_op);
+                auto wait_op = c.wait(20ms);
+                co_await std::move(wait_op);
+                crash("mid");
+                auto done = m->complete();
+                co_await std::move(done);
+                crash("end");
+                if (first && crash_at == "after") {
+                  auto save_op = c.save_state();  // the completion and its effects are durable
+                  co_await std::move(save_op);
+                  crash("after");
+                }
+                co_return rivetkit::Value::object(
+                    {{"deliveries", static_cast<std::int64_t>(m->deliveries())},
+                     {"applied", c.state().applied}});
+              })
+      .action("ledgerState",
+              [](auto& c) -> rivetkit::Task<rivetkit::Value> {
+                auto op = c.db().execute("SELECT count(*), coalesce(sum(amount), 0) FROM ledger");
+                auto rows = co_await std::move(op);
+                co_return rivetkit::Value::object(
+                    {{"applied", c.state().applied},
+                     {"rows", rows.rows.at(0).at(0)},
+                     {"sum", rows.rows.at(0).at(1)},
+                     {"queued", static_cast<std::int64_t>(c.queue().size())}});
+              })
+      // RivetKit's waitForNamesAvailable, then waitForNames: the body, or queue.timed_out.
+      .action("waitForNames",
+              [](auto& c, std::vector<std::string> names,
+                 std::int64_t timeout_ms) -> rivetkit::Task<rivetkit::Value> {
+                rivetkit::QueueReceive r;
+                r.timeout = std::chrono::milliseconds(timeout_ms);
+                auto available_op = c.queue().wait_for_names_available(names, r);
+                co_await std::move(available_op);
+                const auto queued = c.queue().size();
+                auto op = c.queue().wait_for_names(std::move(names), r);
+                auto m = co_await std::move(op);
+                co_return rivetkit::Value::object(
+                    {{"queued", static_cast<std::int64_t>(queued)}, {"body", m.body()}});
+              })
       .action("go",
               [](auto& c) {
                 c.state().go = true;

@@ -141,6 +141,9 @@ class QueueApi {
                                                       QueueReceive options,
                                                       bool wait) = 0;
   virtual Task<void> complete(std::shared_ptr<QueueCompletion> completion, Value response) = 0;
+  /// Resumes once a message matching `options.names` can be received (taking nothing), or
+  /// throws queue.timed_out after `options.timeout` / actor.aborted.
+  virtual Task<void> wait_available(const void* scope, QueueReceive options) = 0;
   /// Messages queued now.
   virtual std::size_t size() const = 0;
   /// The dead letters, oldest first.

@@ -2,6 +2,7 @@
 
 #include "core/actor/stored_value.hpp"
 #include "util/log.hpp"
+#include <rivetkit/queue.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -198,6 +199,17 @@ bool ActorQueue::declared(std::string_view name) const {
   return definition_.queues.find(name) != definition_.queues.end();
 }
 
+std::optional<std::chrono::milliseconds> ActorQueue::visibility_of(const QueueDelivery& delivery) {
+  if (delivery.visibility_timeout) {
+    return delivery.visibility_timeout;
+  }
+  if (delivery.exactly_once) {
+    // One handler at a time: exactly once means nobody else handles it meanwhile.
+    return kDefaultHoldLimit;
+  }
+  return std::nullopt;
+}
+
 const QueueDelivery& ActorQueue::delivery_of(const std::string& name) const {
   static const QueueDelivery kNone;
   auto it = definition_.queues.find(name);
@@ -208,7 +220,7 @@ bool ActorQueue::blocks(const detail::QueueCompletion& c) const {
   if (c.completed) {
     return false;
   }
-  if (delivery_of(c.name).visibility_timeout) {
+  if (visibility_of(delivery_of(c.name))) {
     // Delivered again after its visibility timeout: this delivery is over (its complete() would
     // throw queue.delivery_expired), so it no longer holds its caller back.
     auto it = messages_.find(c.id);
@@ -342,8 +354,8 @@ std::vector<detail::QueueMessageData> ActorQueue::take(const void* scope,
     data.deliveries = m.deliveries + 1;
     if (options.completable) {
       m.deliveries += 1;
-      if (delivery.visibility_timeout) {
-        m.visible_at = now + *delivery.visibility_timeout;
+      if (auto visibility = visibility_of(delivery)) {
+        m.visible_at = now + *visibility;
       }
       put_record(it->first, m, false);
       changed = true;
@@ -411,11 +423,19 @@ Task<std::vector<detail::QueueMessageData>> ActorQueue::receive(const void* scop
     bool must_save = false;
     auto taken = take(scope, options, must_save);
     if (must_save) {
-      // The queue counts crashes too: the delivery is durable before the handler sees it.
-      auto save_op = host_.save_now();
+      // The queue counts crashes too: the delivery is durable before the handler sees it. An
+      // exactly-once handler holding writes is not cut short: this waits for its completion.
+      auto save_op = host_.save_after_holds();
       auto saved = co_await std::move(save_op);
       if (!saved) {
         throw ActorError(saved.error());
+      }
+    }
+    for (auto& message : taken) {
+      // After the delivery's own save (an explicit save ends every hold).
+      const auto& delivery = delivery_of(message.name);
+      if (message.completion && delivery.exactly_once) {
+        message.completion->writes_held = host_.hold_writes(*visibility_of(delivery));
       }
     }
     if (!taken.empty() || !wait) {
@@ -427,24 +447,69 @@ Task<std::vector<detail::QueueMessageData>> ActorQueue::receive(const void* scop
     if (std::chrono::steady_clock::now() >= deadline) {
       co_return taken;
     }
-    // A hidden message showing again (its visibility timeout passed) wakes the wait too.
-    auto timer = std::make_shared<asio::steady_timer>(
-        strand_, std::min(deadline, next_visible(options.names)));
-    // Receives that ended at their timeout leave expired entries: dropped here, so a loop of
-    // timed receives with nothing sent keeps this list short.
-    std::erase_if(receivers_, [](const auto& weak) { return weak.expired(); });
-    receivers_.push_back(timer);
-    if (options.cancel) {
-      options.cancel->on_cancel([weak = std::weak_ptr<asio::steady_timer>(timer)] {
-        if (auto t = weak.lock()) {
-          t->cancel();
-        }
-      });
+    auto wait_op = wait_for_change(scope, options, deadline);
+    co_await std::move(wait_op);
+  }
+}
+
+Task<void> ActorQueue::wait_for_change(const void* scope,
+                                       const QueueReceive& options,
+                                       std::chrono::steady_clock::time_point deadline) {
+  // A hidden message showing again (its visibility timeout passed) wakes the wait too.
+  auto timer = std::make_shared<asio::steady_timer>(
+      strand_, std::min(deadline, next_visible(options.names)));
+  // Receives that ended at their timeout leave expired entries: dropped here, so a loop of
+  // timed receives with nothing sent keeps this list short.
+  std::erase_if(receivers_, [](const auto& weak) { return weak.expired(); });
+  receivers_.push_back(timer);
+  if (options.cancel) {
+    options.cancel->on_cancel([weak = std::weak_ptr<asio::steady_timer>(timer)] {
+      if (auto t = weak.lock()) {
+        t->cancel();
+      }
+    });
+  }
+  // RivetKit: a queue wait does not keep the actor awake. A connection's call is still counted
+  // as an action; the run handler's wait is not.
+  auto idle = scope == nullptr ? host_.queue_wait_began() : nullptr;
+  auto wait_op = timer->async_wait(asio::as_tuple(asio::use_awaitable));
+  co_await std::move(wait_op);
+}
+
+bool ActorQueue::available(const std::vector<std::string>& names) const {
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& [id, m] : messages_) {
+    if (!matches(names, m.name) || m.visible_at > now) {
+      continue;
     }
-    // RivetKit: a queue wait does not keep the actor awake. A connection's call is still counted
-    // as an action; the run handler's wait is not.
-    auto idle = scope == nullptr ? host_.queue_wait_began() : nullptr;
-    auto wait_op = timer->async_wait(asio::as_tuple(asio::use_awaitable));
+    const auto& delivery = delivery_of(m.name);
+    if (!delivery.max_deliveries || m.deliveries < *delivery.max_deliveries) {
+      return true;  // (one due for the dead letters would not be returned)
+    }
+  }
+  return false;
+}
+
+Task<void> ActorQueue::wait_available(const void* scope, QueueReceive options) {
+  auto hold = host_.hold();
+  check_open();
+  if (options.cancel && options.cancel->cancelled()) {
+    throw ActorError(aborted());
+  }
+  const auto deadline = options.timeout ? std::chrono::steady_clock::now() + *options.timeout
+                                        : std::chrono::steady_clock::time_point::max();
+  while (true) {
+    check_open();
+    if (available(options.names)) {
+      co_return;
+    }
+    if (aborted_ || (options.cancel && options.cancel->cancelled())) {
+      throw ActorError(aborted());
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw ActorError(detail::queue_timed_out(options.timeout));
+    }
+    auto wait_op = wait_for_change(scope, options, deadline);
     co_await std::move(wait_op);
   }
 }
@@ -461,7 +526,7 @@ Task<void> ActorQueue::complete(std::shared_ptr<detail::QueueCompletion> complet
     throw ActorError(queue_error("already_completed", "Queue message was already completed."));
   }
   check_open();
-  const bool hides = delivery_of(completion->name).visibility_timeout.has_value();
+  const bool hides = visibility_of(delivery_of(completion->name)).has_value();
   auto it = messages_.find(completion->id);
   auto dead = dead_.find(completion->id);
   const std::uint32_t current = it != messages_.end() ? it->second.deliveries
@@ -493,6 +558,8 @@ Task<void> ActorQueue::complete(std::shared_ptr<detail::QueueCompletion> complet
     waiter->second->response = std::move(response);
     waiter->second->timer.cancel();
   }
+  // Everything the handler changed goes with the completion, in one write.
+  completion->writes_held.reset();
   co_return;
 }
 

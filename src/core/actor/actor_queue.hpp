@@ -51,6 +51,8 @@ struct QueueCompletion {
   /// Which delivery of the message this is (its count when it was returned).
   std::uint32_t delivery = 0;
   bool completed = false;
+  /// Keeps the actor's writes back until the completion (QueueDelivery::exactly_once).
+  std::shared_ptr<void> writes_held;
 };
 }  // namespace rivetkit::detail
 
@@ -80,15 +82,24 @@ class ActorQueue final : public detail::QueueApi {
     virtual bool queue_open() const = 0;
     /// Something changed that the next write must take.
     virtual void queue_changed() = 0;
-    /// Writes what changed now and resumes once it is durable.
+    /// Writes what changed now (ending every hold: an explicit save) and resumes once it is
+    /// durable.
     virtual Task<Result<void>> save_now() = 0;
+    /// Writes what changed once no hold keeps writes back, and resumes once it is durable.
+    virtual Task<Result<void>> save_after_holds() = 0;
     /// Keeps the owner alive for the duration of a call.
     virtual std::shared_ptr<void> hold() = 0;
     virtual std::int64_t queue_now_ms() const = 0;
     /// A receive of the run handler (or a hook: no connection) starts waiting: until the
     /// returned token goes, the run handler does not keep the actor awake.
     virtual std::shared_ptr<void> queue_wait_began() = 0;
+    /// Holds the actor's writes back until the token goes or `limit` passes, whichever is
+    /// first (output_gate.hpp).
+    virtual std::shared_ptr<void> hold_writes(std::chrono::milliseconds limit) = 0;
   };
+
+  /// How long an exactly-once handler may hold writes when its queue has no visibility timeout.
+  static constexpr std::chrono::milliseconds kDefaultHoldLimit{30'000};
 
   /// The size RivetKit measures a message by (its persisted encoding with the name).
   static std::size_t measured_size(std::string_view name, std::string_view body_cbor);
@@ -137,6 +148,7 @@ class ActorQueue final : public detail::QueueApi {
                                                       QueueReceive options,
                                                       bool wait) override;
   Task<void> complete(std::shared_ptr<detail::QueueCompletion> completion, Value response) override;
+  Task<void> wait_available(const void* scope, QueueReceive options) override;
   std::vector<QueueDeadLetter> dead_letters() const override;
   Task<std::optional<std::uint64_t>> replay_dead_letter(std::uint64_t id) override;
   Task<bool> drop_dead_letter(std::uint64_t id) override;
@@ -157,6 +169,8 @@ class ActorQueue final : public detail::QueueApi {
   };
 
   void check_open() const;
+  /// How long a completable delivery hides its message (exactly_once hides for the hold).
+  static std::optional<std::chrono::milliseconds> visibility_of(const QueueDelivery& delivery);
   /// The redelivery rules of queue `name` (none for a queue no longer declared).
   const QueueDelivery& delivery_of(const std::string& name) const;
   /// Takes up to `count` matching messages now (removed unless completable). `must_save`: a
@@ -167,6 +181,13 @@ class ActorQueue final : public detail::QueueApi {
   /// When the first hidden message matching `names` shows again (max(): none hidden).
   std::chrono::steady_clock::time_point next_visible(const std::vector<std::string>& names) const;
   void put_record(std::uint64_t id, const Message& m, bool dead);
+  /// Whether a receive of `names` would return a message now.
+  bool available(const std::vector<std::string>& names) const;
+  /// One wait of a receive: until a send, a hidden message showing again, `deadline`, the
+  /// cancel or the stop.
+  Task<void> wait_for_change(const void* scope,
+                             const QueueReceive& options,
+                             std::chrono::steady_clock::time_point deadline);
   /// Whether a completable message handed out still refuses its caller's next receive (not
   /// completed, and not delivered again after its visibility timeout).
   bool blocks(const detail::QueueCompletion& c) const;

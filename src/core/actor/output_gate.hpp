@@ -17,6 +17,11 @@
 //   built on top of it in memory). The owner stops; its next generation loads the last durable
 //   state (core-semantics.md, "storage failures").
 // - Waiters resume in sequence order: a number is durable only once every lower one is.
+// - Holds (hold_writes): while one lives, checkpoints reserve the next number and write nothing,
+//   as behind a write in flight, so everything changed meanwhile goes as one write when the last
+//   hold ends. A queue handler whose changes must commit with its message's completion holds
+//   (actor_queue.hpp, QueueDelivery::exactly_once). Every hold has a deadline, and an explicit
+//   save or the stop ends them all (end_holds): a hold delays writes, it never blocks them.
 //
 // The gate knows nothing of what a write contains: its Source (the actor instance) takes what
 // changed and turns it into a storage operation. Single strand: every call on the owner's strand.
@@ -28,6 +33,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -86,6 +92,15 @@ class OutputGate {
   /// Resumes once write `seq` (or a later one) is durable; an error once it failed.
   Task<Result<void>> wait(std::uint64_t seq);
 
+  /// Holds writes back until the returned token goes or `until` passes, whichever comes first.
+  /// `owner` is kept alive as long as the hold.
+  std::shared_ptr<void> hold_writes(std::chrono::steady_clock::time_point until,
+                                    std::shared_ptr<void> owner);
+  /// Ends every hold now (an explicit save, the stop): what waited is written.
+  void end_holds();
+  /// Whether a hold keeps writes back now.
+  bool held() const { return holds_ > 0; }
+
   /// The highest number that is durable (every lower one is too).
   std::uint64_t durable() const { return durable_; }
   /// The highest number handed out, reserved ones included: what waits for "everything so far".
@@ -104,7 +119,12 @@ class OutputGate {
   static Error save_failed_error();
 
  private:
+  class Hold;
   Task<void> run(std::uint64_t seq, Write write);
+  void release_hold(std::uint64_t epoch, std::shared_ptr<void> owner);
+  /// Writes the changes that waited under a reserved number, once nothing is in flight or held;
+  /// fails them when they cannot be written any more (the owner stopped).
+  void write_reserved();
   void progressed();
   std::uint64_t outputs_wait_for(std::uint64_t seq) const { return gate_outputs_ ? seq : 0; }
 
@@ -119,6 +139,8 @@ class OutputGate {
   std::uint64_t gated_ = 0;      // the latest number outputs must wait for (<= latest())
   std::uint64_t durable_ = 0;
   std::uint64_t failed_ = 0;  // the highest failed number not superseded by a success
+  std::size_t holds_ = 0;
+  std::uint64_t hold_epoch_ = 0;  // end_holds() moves it on: older holds end as no-ops
   Notifier progress_;
 };
 

@@ -4,7 +4,7 @@
 // delivery's complete() then fails with queue.delivery_expired), max_deliveries moving a message
 // that keeps failing to the dead letters (taken message left uncompleted across restarts, and a
 // `run` handler that crashes the process on a poison message), and replaying and dropping dead
-// letters. The actor: queueWorker (tests/integration/queue_worker.cpp).
+// letters; waitForNames / waitForNamesAvailable. The actor: queueWorker (tests/integration/queue_worker.cpp).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ENCODING, MODE, suiteTimeout, uniqueKey, useServer, waitFor, withServers, withTimeout } from "../lib/server.mjs";
@@ -33,6 +33,18 @@ describe(`queue redelivery [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(300_
 		assert.equal(third.deliveries, 3);
 		assert.equal(third.id, second.id);
 		assert.equal(await h.size(), 0);
+	}));
+
+	it("waitForNamesAvailable then waitForNames: resumes on a matching send, or queue.timed_out", T, env.wrap(async () => {
+		const h = env.client.queueWorker.getOrCreate([uniqueKey("q-wait-names")]);
+		const waiting = h.waitForNames(["late"], 60_000);
+		await h.send("jobs", "another name");
+		await h.send("late", { hi: 1 });
+		assert.deepEqual(await waiting, { queued: 2, body: { hi: 1 } }, "availability took nothing; the wait took it");
+		await assert.rejects(h.waitForNames(["late"], 50), (err) => {
+			assert.equal(`${err.group}.${err.code}`, "queue.timed_out", err.message);
+			return true;
+		});
 	}));
 
 	it("unknown dead letters: replay answers null, drop false", T, env.wrap(async () => {

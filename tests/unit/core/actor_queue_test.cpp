@@ -63,6 +63,16 @@ class ActorQueueTest : public ::testing::Test, public ActorQueue::Host {
     save();
     co_return Result<void>{};
   }
+  Task<Result<void>> save_after_holds() override {
+    ++saves_now;
+    save();
+    co_return Result<void>{};
+  }
+  std::shared_ptr<void> hold_writes(std::chrono::milliseconds limit) override {
+    auto hold = std::make_shared<std::chrono::milliseconds>(limit);
+    holds.push_back(hold);
+    return hold;
+  }
   std::shared_ptr<void> hold() override { return nullptr; }
   std::int64_t queue_now_ms() const override { return 1'700'000'000'000; }
   std::shared_ptr<void> queue_wait_began() override {
@@ -135,6 +145,8 @@ class ActorQueueTest : public ::testing::Test, public ActorQueue::Host {
   int changes = 0;
   int waits_began = 0;
   int saves_now = 0;
+  // The holds the part asked for (alive while the token is).
+  std::vector<std::weak_ptr<std::chrono::milliseconds>> holds;
   std::exception_ptr last_error;
 };
 
@@ -498,6 +510,87 @@ TEST_F(ActorQueueTest, VersionOneRecordsAreStillRead) {
   EXPECT_EQ(got[0].body, Value(7));
   EXPECT_EQ(got[0].deliveries, 1u);
   EXPECT_EQ(queue->enqueue("a", 8), 5u);
+}
+
+// Exactly once: a completable receive holds the actor's writes until complete() (or until the
+// message is dropped), and hides the message meanwhile even without a visibility timeout.
+TEST_F(ActorQueueTest, AnExactlyOnceDeliveryHoldsWritesUntilItsCompletion) {
+  definition.queues["ledger"].delivery.exactly_once = true;
+  queue->enqueue("ledger", 1);
+  queue->enqueue("ledger", 2);
+  int caller_a = 0;
+  int caller_b = 0;
+  auto held = receive(completable({"ledger"}), false, &caller_a);
+  ASSERT_EQ(held.size(), 1u);
+  ASSERT_EQ(holds.size(), 1u);
+  ASSERT_FALSE(holds[0].expired());
+  EXPECT_EQ(*holds[0].lock(), ActorQueue::kDefaultHoldLimit);
+  auto other = receive(completable({"ledger"}), false, &caller_b);
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_EQ(other[0].body, Value(2)) << "the first is hidden from other receives meanwhile";
+  ASSERT_EQ(holds.size(), 2u);
+
+  call(complete_one(*queue, held[0].completion, Value()));
+  EXPECT_TRUE(holds[0].expired()) << "the completion ends the hold";
+  EXPECT_FALSE(holds[1].expired());
+  other.clear();  // dropped uncompleted: its hold ends too
+  EXPECT_TRUE(holds[1].expired());
+
+  // Plain receives do not hold.
+  queue->enqueue("ledger", 3);
+  EXPECT_EQ(receive(names({"ledger"}), false, &caller_b).size(), 1u);
+  EXPECT_EQ(holds.size(), 2u);
+}
+
+Task<bool> wait_available_one(ActorQueue& q, QueueReceive r) {
+  auto op = q.wait_available(nullptr, std::move(r));
+  co_await std::move(op);
+  co_return true;
+}
+
+Task<Value> wait_for_names_one(Queue q, std::vector<std::string> names, QueueReceive r) {
+  auto op = q.wait_for_names(std::move(names), std::move(r));
+  auto m = co_await std::move(op);
+  co_return m.body();
+}
+
+// RivetKit's waitForNamesAvailable and waitForNames: the first takes nothing, both throw
+// queue.timed_out at their timeout.
+TEST_F(ActorQueueTest, WaitForNamesAndWaitForNamesAvailable) {
+  QueueReceive r = names({"b"});
+  r.timeout = 20ms;
+  auto [none, timed_out] = call(wait_available_one(*queue, r));
+  EXPECT_EQ(code_of(timed_out), "queue.timed_out");
+
+  r.timeout = std::nullopt;
+  auto done = std::make_shared<std::optional<std::exception_ptr>>();
+  asio::co_spawn(io, wait_available_one(*queue, r),
+                 [done](std::exception_ptr e, bool) { *done = e; });
+  io.restart();
+  io.run_for(5ms);
+  queue->enqueue("a", 1);
+  io.restart();
+  io.run_for(5ms);
+  EXPECT_FALSE(*done) << "another name does not end the wait";
+  queue->enqueue("b", 2);
+  for (int i = 0; i < 100 && !*done; ++i) {
+    io.restart();
+    io.run_for(2ms);
+  }
+  ASSERT_TRUE(*done);
+  EXPECT_FALSE(**done);
+  EXPECT_EQ(queue->size(), 2u) << "waiting for availability takes nothing";
+
+  int scope = 0;
+  Queue q(queue.get(), &scope);
+  auto [body, error] = call(wait_for_names_one(q, {"b"}, QueueReceive{}));
+  ASSERT_TRUE(body) << code_of(error);
+  EXPECT_EQ(*body, Value(2));
+  QueueReceive short_wait;
+  short_wait.timeout = 10ms;
+  auto [missing, missing_error] = call(wait_for_names_one(q, {"b"}, short_wait));
+  EXPECT_EQ(code_of(missing_error), "queue.timed_out");
+  EXPECT_EQ(queue->size(), 1u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The output gate alone, on a single-threaded io_context, with a source whose writes complete
 // only when the test says so: one write in flight, changes made meanwhile coalesce into the
-// next write, a failure fails that write and everything after it, waiters resume in order.
+// next write, a failure fails that write and everything after it, waiters resume in order;
+// holds keep writes back until they end, their deadline passes or end_holds().
 
 #include "core/actor/output_gate.hpp"
 
@@ -341,6 +342,103 @@ TEST_F(OutputGateTest, ChangesBeforeTheOwnerCanWriteWaitForIt) {
   EXPECT_EQ(gate->checkpoint(), 1u);
   settle();
   EXPECT_EQ(source.in_flight(), 1u);
+}
+
+TEST_F(OutputGateTest, AHoldKeepsWritesBackUntilItEndsThenTheyGoAsOne) {
+  make();
+  auto hold = gate->hold_writes(std::chrono::steady_clock::now() + std::chrono::hours(1), nullptr);
+  EXPECT_TRUE(gate->held());
+  source.change(1);
+  EXPECT_EQ(gate->checkpoint(), 1u) << "the number is reserved";
+  source.change(2);
+  EXPECT_EQ(gate->checkpoint(), 1u);
+  wait_for(1);
+  settle();
+  EXPECT_TRUE(source.taken.empty()) << "nothing is written while held";
+  EXPECT_TRUE(gate->holds_outputs());
+  EXPECT_TRUE(outcomes.empty());
+
+  hold.reset();
+  settle();
+  ASSERT_EQ(source.taken.size(), 1u);
+  EXPECT_EQ(source.taken[0], (std::vector<int>{1, 2})) << "one write";
+  source.complete(true);
+  settle();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0], std::make_pair(std::uint64_t{1}, true));
+  EXPECT_FALSE(gate->held());
+}
+
+TEST_F(OutputGateTest, AHoldDuringAWriteInFlightAndItsDeadline) {
+  make();
+  source.change(1);
+  gate->checkpoint();
+  settle();
+  auto hold =
+      gate->hold_writes(std::chrono::steady_clock::now() + std::chrono::milliseconds(20), nullptr);
+  source.change(2);
+  EXPECT_EQ(gate->checkpoint(), 2u);
+  source.complete(true);
+  settle();
+  EXPECT_EQ(gate->durable(), 1u);
+  EXPECT_EQ(source.taken.size(), 1u) << "write 2 waits for the hold, and is not failed";
+  EXPECT_EQ(gate->latest(), 2u);
+  // The deadline ends the hold though its token lives on.
+  for (int i = 0; i < 200 && source.taken.size() < 2; ++i) {
+    io.restart();
+    io.run_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_EQ(source.taken.size(), 2u);
+  EXPECT_EQ(source.taken[1], (std::vector<int>{2}));
+  source.complete(true);
+  settle();
+  EXPECT_EQ(gate->durable(), 2u);
+  hold.reset();  // ended already: a no-op
+  settle();
+  EXPECT_EQ(source.taken.size(), 2u);
+}
+
+TEST_F(OutputGateTest, EndHoldsWritesWhatWaitedAndLaterReleasesAreNoOps) {
+  make();
+  auto first = gate->hold_writes(std::chrono::steady_clock::now() + std::chrono::hours(1), nullptr);
+  auto second =
+      gate->hold_writes(std::chrono::steady_clock::now() + std::chrono::hours(1), nullptr);
+  source.change(1);
+  gate->checkpoint();
+  first.reset();
+  settle();
+  EXPECT_TRUE(source.taken.empty()) << "still held by the second";
+  gate->end_holds();
+  EXPECT_FALSE(gate->held());
+  EXPECT_EQ(source.taken.size(), 1u) << "written at once";
+  settle();
+  EXPECT_EQ(source.in_flight(), 1u);
+  auto third = gate->hold_writes(std::chrono::steady_clock::now() + std::chrono::hours(1), nullptr);
+  second.reset();  // from before end_holds(): must not end the third
+  settle();
+  EXPECT_TRUE(gate->held());
+  source.complete(true);
+  settle();
+  source.change(2);
+  gate->checkpoint();
+  settle();
+  EXPECT_EQ(source.taken.size(), 1u) << "the third hold still keeps writes back";
+  third.reset();
+  settle();
+  EXPECT_EQ(source.taken.size(), 2u);
+}
+
+TEST_F(OutputGateTest, ChangesHeldWhenTheOwnerStopsFailInsteadOfHanging) {
+  make();
+  auto hold = gate->hold_writes(std::chrono::steady_clock::now() + std::chrono::hours(1), nullptr);
+  source.change(1);
+  gate->checkpoint();
+  wait_for(1);
+  source.writable = false;  // the owner stopped (a destroy: nothing more is written)
+  gate->end_holds();
+  settle();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_FALSE(outcomes[0].second);
 }
 
 }  // namespace
