@@ -642,7 +642,38 @@ async function actorCalls() {
   }
 }
 
-const steps = [actionLatency, throughput, loadgen, fanout, payload, durable, creates, wake, actorCalls, memory];
+/// Queues: a `worker` actor's `run` loop takes each message of its queue `jobs` as completable and
+/// completes it with its body; the client sends with {wait: true}, so one send is the whole round
+/// trip: the message made durable, taken by the consumer, completed, the response back.
+/// queue_wait_1: one sender on one actor (latency); queue_wait_64: 64 actors, one sender each
+/// (messages/s through the consumers).
+async function queues() {
+  if (isFloor) return;
+  for (const [name, actors] of [
+    ["queue_wait_1", 1],
+    ["queue_wait_64", 64],
+  ]) {
+    if (!enabled(name)) continue;
+    // Handles by actor id: a getOrCreate handle's send resolves the key through the engine on
+    // every call (measured: ~30 ms, serialized), which would time the engine's key lookup instead.
+    const created = Array.from({ length: actors }, (_, i) => client.worker.getOrCreate([`${PREFIX}-queue-${actors}-${i}`]));
+    const ids = [];
+    await pool(actors, isEngine ? 16 : 32, async (i) => {
+      ids[i] = await withTimeout(created[i].resolve(), 60_000, `${name} create`);
+    });
+    const hs = ids.map((id) => client.worker.getForId(id));
+    const sendAndWait = async (h, n) => {
+      const r = await h.send("jobs", { n }, { wait: true, timeout: 30_000 });
+      if (r?.status !== "completed" || r.response?.n !== n) throw new Error(`send answered ${JSON.stringify(r)}`);
+    };
+    await pool(actors, isEngine ? 16 : 32, (i) => withTimeout(sendAndWait(hs[i], -1), 60_000, `${name} warm-up`));
+    let seq = 0;
+    const r = await closedLoop(actors, (i) => sendAndWait(hs[i], seq++), T, cfg.quick ? 20_000 : 200_000, 5);
+    emit(name, r);
+  }
+}
+
+const steps = [actionLatency, throughput, loadgen, fanout, payload, durable, creates, wake, actorCalls, queues, memory];
 for (const step of steps) {
   try {
     await step();

@@ -24,6 +24,8 @@ export const LATENCY_ROWS = [
   ["create_seq", "Create: getOrCreate(new key).getCount(), sequential"],
   ["wake", "Wake from sleep: getCount() to a sleeping actor"],
   ["a2a_seq", "Actor-to-actor action, 1 caller (echo, timed inside the caller)"],
+  ["queue_wait_1", "Queue send-and-wait → run consumer → complete, 1 actor"],
+  ["queue_wait_64", "Queue send-and-wait, 64 actors, 1 sender each"],
 ];
 
 export const THROUGHPUT_ROWS = [
@@ -45,6 +47,8 @@ export const THROUGHPUT_ROWS = [
   ["durable_unheld", "Durable writes, replies not held (16 conns)"],
   ["a2a_seq", "Actor-to-actor calls/s, 1 caller"],
   ["a2a_c16", "Actor-to-actor calls/s, 16 callers, 16 callees"],
+  ["queue_wait_1", "Queue messages/s through a run consumer, 1 actor, 1 sender"],
+  ["queue_wait_64", "Queue messages/s through run consumers, 64 actors"],
 ];
 
 export const CPU_ROWS = [

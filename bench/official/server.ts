@@ -10,12 +10,14 @@
 //   sql            a SQLite table rows(id, v) through c.db: insertEach(n, size), insertBatch(n,
 //                  size), selectEach(n) (each returns the milliseconds it took inside the actor),
 //                  count(), goToSleep()
+//   worker         queue `jobs`, consumed by its run loop: each message taken as completable and
+//                  completed with its body (a sender that waits gets it back)
 // Run by bench/run.mjs with Node 22 (type stripping):  node bench/official/server.ts
 // Env: RIVET_ENDPOINT (engine guard URL), RIVETKIT_ENGINE_SPAWN=never, RIVET_RUN_SERVICES=0,
 //      BENCH_SLEEP_TIMEOUT_MS (counter idle sleep timeout, default 30000),
 //      BENCH_MAX_MESSAGE_BYTES (message limits, default 1 MiB: the 64 KiB echo needs more than the
 //      65,536-byte default once framed).
-import { actor, setup } from "rivetkit";
+import { actor, queue, setup } from "rivetkit";
 import { db } from "rivetkit/db";
 
 const sleepTimeout = Number(process.env.BENCH_SLEEP_TIMEOUT_MS ?? 30_000);
@@ -72,6 +74,22 @@ export const caller = actor({
 	},
 });
 
+export const worker = actor({
+	state: {},
+	options: { sleepTimeout },
+	queues: {
+		jobs: queue<unknown>(),
+	},
+	run: async (c) => {
+		for await (const message of c.queue.iter({ names: ["jobs"], completable: true })) {
+			await message.complete(message.body);
+		}
+	},
+	actions: {
+		ping: () => true,
+	},
+});
+
 export const sql = actor({
 	state: {},
 	options: { sleepTimeout },
@@ -114,7 +132,7 @@ export const sql = actor({
 const maxMessage = Number(process.env.BENCH_MAX_MESSAGE_BYTES ?? 1_048_576);
 
 export const registry = setup({
-	use: { counter, counterUnheld, echo, caller, sql },
+	use: { counter, counterUnheld, echo, caller, sql, worker },
 	noWelcome: true,
 	maxIncomingMessageSize: maxMessage,
 	maxOutgoingMessageSize: maxMessage,

@@ -102,6 +102,30 @@ inline double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// worker: queue `jobs`, consumed by its run loop; each message is taken as completable and
+// completed with its body, so a sender that waits gets its body back.
+rivetkit::ActorDefinition worker() {
+  rivetkit::ActorOptions options;
+  options.sleep_timeout = sleep_timeout();
+  return rivetkit::actor<>("worker")
+      .options(options)
+      .queue("jobs")
+      .run([](auto& c) -> rivetkit::Task<void> {
+        rivetkit::QueueReceive r;
+        r.names = {"jobs"};
+        r.completable = true;
+        while (true) {
+          auto op = c.queue().next(r);  // actor.aborted ends the loop at the stop
+          auto m = co_await std::move(op);
+          if (m) {
+            auto done = m->complete(m->body());
+            co_await std::move(done);
+          }
+        }
+      })
+      .action("ping", [](auto&) { return true; });
+}
+
 rivetkit::ActorDefinition sql() {
   rivetkit::ActorOptions options;
   options.sleep_timeout = sleep_timeout();
@@ -162,5 +186,6 @@ int main(int argc, char** argv) {
   registry.add(bench::echo());
   registry.add(bench::caller());
   registry.add(bench::sql());
+  registry.add(bench::worker());
   return registry.run(argc, argv);
 }
