@@ -5,6 +5,9 @@
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace rivetkit::core {
 
 namespace client = protocol::client;
@@ -117,8 +120,11 @@ Task<Result<QueueSent>> enqueue_message(ActorInstance& instance, QueueSendComman
   queue.expect_completion(id);
   const auto now = std::chrono::steady_clock::now();
   const auto action_limit = instance.definition().options.action_timeout;
-  const bool own_limit_first =
-      command.timeout_ms && std::chrono::milliseconds(*command.timeout_ms) < action_limit;
+  // Compared as the u64 it was sent as: CBOR and BARE carry timeouts up to 2^64-1 ms, which as
+  // a signed duration would wrap negative (an instant "timedOut").
+  const bool own_limit_first = command.timeout_ms
+                               && *command.timeout_ms < static_cast<std::uint64_t>(
+                                      std::max<std::int64_t>(0, action_limit.count()));
   const auto deadline =
       now + (own_limit_first ? std::chrono::milliseconds(*command.timeout_ms) : action_limit);
   auto wait_op = queue.wait_completion(id, deadline);

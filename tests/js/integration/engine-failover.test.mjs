@@ -1,6 +1,7 @@
 // Engine mode, failures: two rivetkit-cpp processes in pool "default" of one rivet-engine
-// 2.3.19 (SIGKILL of one: its actors come back on the other with their acknowledged state; a
-// graceful stop of one: its actors move to the other), and the engine restarted (SIGTERM, then
+// 2.3.19 (SIGKILL of one: its actors come back on the other with their acknowledged state, and
+// their queued messages with their delivery counts; a graceful stop of one: its actors move to
+// the other), and the engine restarted (SIGTERM, then
 // SIGKILL) under a running runtime, which reconnects while actors keep working.
 // These scenarios do not depend on the client's encoding: they run with bare only (the other
 // encodings skip the file, saying so), to keep `make test` short.
@@ -130,6 +131,37 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 		const fresh = uniqueKey("fo-new");
 		assert.equal(await client.sleepy.getOrCreate([fresh]).increment(2), 2);
 		await runsOn(B, fresh);
+	}));
+
+	it("queue messages fail over with the actor: SIGKILL of its process, the other process has every acknowledged message and delivery count", T, scenario(async (ctx) => {
+		const A = await ctx.start("A");
+		const client = ctx.client();
+		const key = uniqueKey("fo-queue");
+		const h = client.queueWorker.getOrCreate([key]);
+		for (let i = 1; i <= 5; i++) await h.send("late", i);
+		// A plain receive: its removal is durable before the reply.
+		assert.deepEqual(await h.waitForNames(["late"], 10_000), { queued: 5, body: 1 });
+		await h.send("jobs", "job");
+		const taken = await h.take("jobs");
+		assert.equal(taken.deliveries, 1);
+		assert.equal(await h.take("jobs"), null, "hidden for its visibility timeout on A");
+
+		await ctx.start("B");
+		A.kill();
+		await withTimeout(A.exited, 10_000, "A to exit after SIGKILL");
+
+		// On B: the four messages left and the taken job, which the failover delivers again.
+		const size = await eventually(() => client.queueWorker.getOrCreate([key]).size(), {
+			accept: (n) => n === 5,
+			timeout: RECOVERY_MS,
+			what: `actor ${key} back with 5 queued messages after A's SIGKILL`,
+		});
+		assert.equal(size, 5);
+		assert.deepEqual(await h.take("jobs"), { ...taken, deliveries: 2 });
+		for (let i = 2; i <= 5; i++) assert.equal((await h.waitForNames(["late"], 10_000)).body, i, "in order, none lost or repeated");
+		await h.send("late", 6);
+		const next = await h.take("late");
+		assert.ok(next.id > taken.id, `ids go on after the failover (${next.id} > ${taken.id})`);
 	}));
 
 	it("graceful stop (SIGTERM) of one of two processes: its actors move to the other with their state", T, scenario(async (ctx) => {

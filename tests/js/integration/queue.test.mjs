@@ -21,6 +21,7 @@ import {
 	withServers,
 	withTimeout,
 } from "../lib/server.mjs";
+import { U64, cborDecode, cborEncode } from "../lib/wire.mjs";
 
 const T = { timeout: 120_000 };
 
@@ -156,6 +157,13 @@ describe(`actor queue [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(600_000) 
 		const ok = await post(JSON.stringify({ body: { y: 2 } }));
 		assert.equal(ok.status, 200);
 		assert.deepEqual(await h.receiveOne("a"), { name: "a", body: { y: 2 } });
+		// A huge timeout (CBOR u64 2^64-1 ms: {body: 3, wait: true, timeout}) is bounded by the action
+		// timeout only: the send waits for the consumer instead of timing out at once.
+		const waiting = post(cborEncode({ body: 3, wait: true, timeout: new U64(2n ** 64n - 1n) }), "cbor");
+		assert.deepEqual(await h.receiveAndComplete("a"), { name: "a", body: 3 });
+		const answered = await waiting;
+		assert.equal(answered.status, 200);
+		assert.deepEqual(cborDecode(new Uint8Array(await answered.arrayBuffer())), { status: "completed", response: { echo: 3 } });
 
 		// 20 concurrent sends to a queue of one: exactly one is kept, the others are queue.full.
 		const limited = env.client.queueLimitedActor.getOrCreate([uniqueKey("q-flood")]);
