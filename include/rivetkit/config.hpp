@@ -1,6 +1,7 @@
 #pragma once
 /// Registry configuration: where local mode listens and stores data, message limits, threads.
-/// Every field can come from the environment and from command-line flags (docs/configuration.md).
+/// Every field can come from the environment and from command-line flags (README, Configuration;
+/// a server's --help lists them).
 
 #include <rivetkit/result.hpp>
 

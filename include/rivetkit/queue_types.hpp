@@ -86,15 +86,19 @@ struct QueueDelivery {
   bool exactly_once = false;
 };
 
-/// A message moved to the dead letters after `max_deliveries` deliveries (Queue::dead_letters).
-struct QueueDeadLetter {
+/// A queued message as the actor keeps it: what a receive returns (with its completion) and
+/// what a dead letter is.
+struct QueueRecord {
   std::uint64_t id = 0;
   std::string name;
   Value body;
   /// When it was sent (ms since the epoch).
   std::int64_t created_at = 0;
-  /// How many times it was delivered.
+  /// How many times it was delivered (as a receive returns it: this delivery included).
   std::uint32_t deliveries = 0;
 };
+
+/// A message moved to the dead letters after `max_deliveries` deliveries (Queue::dead_letters).
+using QueueDeadLetter = QueueRecord;
 
 }  // namespace rivetkit

@@ -1,6 +1,7 @@
 // rivetkit::Registry: collects definitions, reads the configuration, and runs the chosen mode.
 
 #include "core/runtime.hpp"
+#include "registry/command_line.hpp"
 #include "registry/mode.hpp"
 #include "util/log.hpp"
 #include <rivetkit/registry.hpp>
@@ -13,6 +14,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <iostream>
 #include <map>
@@ -127,14 +129,13 @@ void Registry::stop() {
 }
 
 int Registry::run(int argc, char** argv) {
-  log::init();
+  // The environment first, the flags over it. A bad environment is reported after the parse, so
+  // that --help and --version answer whatever it holds.
   auto env = RegistryConfig::from_env();
-  if (!env) {
-    std::cerr << "configuration error: " << env.error().message << "\n";
-    return 2;
-  }
-  RegistryConfig config = *env;
+  RegistryConfig config = env ? *env : RegistryConfig{};
   CLI::App app{"rivetkit-cpp actor server"};
+  app.set_version_flag("--version", command_line::version_text());
+  app.footer(command_line::environment_help());
   app.add_option("--host", config.host, "Listen address (RIVETKIT_HOST)");
   app.add_option("--port", config.port, "Listen port, 0 for any (RIVETKIT_PORT)");
   app.add_option("--data-dir", config.data_dir, "Data directory (RIVETKIT_DATA_DIR)");
@@ -146,6 +147,17 @@ int Registry::run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (!env) {
+    std::cerr << "configuration error: " << env.error().message << "\n";
+    return 2;
+  }
+  if (const char* level = std::getenv("RIVET_LOG_LEVEL");
+      level != nullptr && *level != '\0' && !log::parse_level(level)) {
+    std::cerr << "configuration error: RIVET_LOG_LEVEL=" << level
+              << " is not a log level (trace, debug, info, warn, error or off)\n";
+    return 2;
+  }
+  log::init();
   if (!endpoint.empty()) {
     config.endpoint = endpoint;
   }

@@ -5,9 +5,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
+#include <string_view>
+
 namespace rivetkit::log {
 
-/// Configures the default logger once (stderr, level from the environment). Idempotent.
+/// The level a RIVET_LOG_LEVEL value names: RivetKit's names in any case (trace, debug, info,
+/// warn or warning, error or fatal, off); nullopt for anything else.
+std::optional<spdlog::level::level_enum> parse_level(std::string_view name);
+
+/// Configures the default logger once (stderr, level from the environment; an unknown level
+/// keeps info, with a warning: Registry::run refuses it before). Idempotent.
 void init();
 
 using spdlog::debug;

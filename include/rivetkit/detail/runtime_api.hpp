@@ -115,13 +115,7 @@ class KvApi {
 struct QueueCompletion;
 
 /// One message as a receive returns it (queue.hpp's QueueMessage).
-struct QueueMessageData {
-  std::uint64_t id = 0;
-  std::string name;
-  Value body;
-  std::int64_t created_at = 0;
-  /// How many times it was delivered, this time included (1 the first time).
-  std::uint32_t deliveries = 1;
+struct QueueMessageData : QueueRecord {
   /// Set for a completable receive.
   std::shared_ptr<QueueCompletion> completion;
 };
