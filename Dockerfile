@@ -13,7 +13,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       g++-12 cmake ninja-build pkg-config \
       libboost1.81-dev libssl-dev libsqlite3-dev \
-      nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libexpected-dev \
+      libspdlog-dev libfmt-dev libcli11-dev libexpected-dev \
       libgtest-dev libgmock-dev libbenchmark-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

@@ -34,7 +34,9 @@ configure: deps
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-run: build
+# Builds only the example it serves (not the tests and benchmarks `make build` builds).
+run: configure
+	cmake --build $(BUILD_DIR) --target rivetkit_counter -j $(JOBS)
 	$(BUILD_DIR)/examples/counter/rivetkit_counter $(ARGS)
 
 test: deps node-deps build

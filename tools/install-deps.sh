@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   g++-12 cmake ninja-build pkg-config
   libboost1.81-dev libssl-dev libsqlite3-dev
-  nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libexpected-dev
+  libspdlog-dev libfmt-dev libcli11-dev libexpected-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev python3
 )

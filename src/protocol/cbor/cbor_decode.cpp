@@ -213,7 +213,11 @@ class CborReader {
     if (n == std::numeric_limits<std::uint64_t>::max()) {
       return *BigInt::parse("-18446744073709551616");
     }
-    return *BigInt::parse("-" + std::to_string(n + 1));
+    // Built by insert, not "-" + std::to_string(...): g++ 12 at -O3 reports a false
+    // -Wrestrict inside that operator+.
+    std::string digits = std::to_string(n + 1);
+    digits.insert(digits.begin(), '-');
+    return *BigInt::parse(digits);
   }
 
   template <class Sink>
