@@ -43,6 +43,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/rivetkitConfigVersion.cma
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/rivetkitConfig.cmake
               ${PROJECT_BINARY_DIR}/rivetkitConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/rivetkit_types.cmake
         DESTINATION ${_rivetkit_cmake_dir})
 
 # pkg-config: the prefix is found from the .pc file's own place (${pcfiledir}), so it is right

@@ -21,6 +21,7 @@ RIVETKIT_FIELDS(CounterState, count)
 
 rivetkit::ActorDefinition counter() {
   return rivetkit::actor<CounterState>("counter")
+      .event<std::int64_t>("newCount")  // typed for TypeScript clients (--emit-types)
       .action("increment",
               [](auto& c, std::int64_t amount) {
                 // `amount` comes from the client: a plain += could overflow (undefined

@@ -455,6 +455,15 @@ class ActorBuilder {
       data->state_from_value(state);
       return std::unique_ptr<detail::UserConnData>(std::move(data));
     };
+    if constexpr (!std::is_same_v<State, Empty>) {
+      data_->types.state = &detail::ts_type_of<State>;
+    }
+    if constexpr (!std::is_same_v<ConnParams, Value>) {
+      data_->types.conn_params = &detail::ts_type_of<ConnParams>;
+    }
+    if constexpr (!std::is_same_v<Input, Value>) {
+      data_->types.input = &detail::ts_type_of<Input>;
+    }
   }
 
   /// `f(c, const Input&) -> State` (or Task<State>); `f(c) -> State` also works. Runs once, when
@@ -560,6 +569,18 @@ class ActorBuilder {
     data_->events.try_emplace(std::move(name));
     return *this;
   }
+  /// Declares event `name` carrying a T (what `c.broadcast(name, t)` sends): the registry's
+  /// TypeScript declarations type the client's `conn.on(name, (t) => ...)` with it.
+  template <class T>
+  ActorBuilder& event(std::string name) {
+    data_->types.events[name] = &detail::ts_type_of<T>;
+    return event(std::move(name));
+  }
+  template <class T, class F>
+  ActorBuilder& event(std::string name, F can_subscribe) {
+    data_->types.events[name] = &detail::ts_type_of<T>;
+    return event(std::move(name), std::move(can_subscribe));
+  }
   /// Declares queue `name` (queue.hpp): sends to it are kept; sends to a name no queue declares
   /// complete and keep nothing, as in RivetKit. `can_publish(c) -> bool` (or Task<bool>) sees
   /// the sending client's connection as `c.conn()`; false refuses the send with `auth.forbidden`.
@@ -588,6 +609,20 @@ class ActorBuilder {
     check_delivery(name, delivery);
     data_->queues[name].delivery = delivery;
     return queue(std::move(name), std::move(can_publish));
+  }
+  /// Declares queue `name` whose messages are a Message and whose completion answers a
+  /// Complete (what a `send(name, body, {wait: true})` resolves with): the registry's
+  /// TypeScript declarations type the client's `send` with them. The types add nothing at run
+  /// time; a can_publish rule is added with `.queue(name, can_publish)`.
+  template <class Message, class Complete = Value>
+  ActorBuilder& queue(std::string name) {
+    data_->types.queues[name] = {&detail::ts_type_of<Message>, &detail::ts_type_of<Complete>};
+    return queue(std::move(name));
+  }
+  template <class Message, class Complete = Value>
+  ActorBuilder& queue(std::string name, QueueDelivery delivery) {
+    data_->types.queues[name] = {&detail::ts_type_of<Message>, &detail::ts_type_of<Complete>};
+    return queue(std::move(name), delivery);
   }
   /// `f(c, const Request&) -> Response` (or Task<Response>): raw HTTP under `/request/...`.
   /// Returning `std::optional<Response>` (or void) is allowed: nothing is answered with 500, as
@@ -625,6 +660,7 @@ class ActorBuilder {
   /// (`calculator.add`) are what clients call for RivetKit's nested actions.
   template <class F>
   ActorBuilder& action(std::string name, F f) {
+    data_->types.actions[name] = &detail::describe_action<Ctx, F>;
     data_->hooks.actions[name] = [f, name](detail::ActorApi* api, detail::ConnApi* conn,
                                            Array args) -> Task<Value> {
       return detail::invoke_action<Ctx>(f, Ctx(api, conn), name, std::move(args));

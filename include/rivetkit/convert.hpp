@@ -86,8 +86,7 @@ struct Convert<bool> {
 };
 
 template <class I>
-  requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
-struct Convert<I> {
+requires(std::is_integral_v<I> && !std::is_same_v<I, bool>) struct Convert<I> {
   static void to(I v, Value& out) { out = Value{v}; }
   static void from(const Value& v, I& out) {
     // Accepts ints, bigints that fit, and integral doubles (JS numbers are doubles).
@@ -126,7 +125,7 @@ struct Convert<I> {
 };
 
 template <class F>
-  requires std::is_floating_point_v<F>
+requires std::is_floating_point_v<F>
 struct Convert<F> {
   static void to(F v, Value& out) { out = Value{static_cast<double>(v)}; }
   static void from(const Value& v, F& out) {
@@ -207,8 +206,7 @@ struct Convert<std::optional<T>> {
 };
 
 template <class T>
-  requires(!std::is_same_v<T, std::uint8_t>)
-struct Convert<std::vector<T>> {
+requires(!std::is_same_v<T, std::uint8_t>) struct Convert<std::vector<T>> {
   static void to(const std::vector<T>& v, Value& out) {
     Array arr;
     arr.reserve(v.size());
@@ -258,10 +256,10 @@ struct Convert<std::unordered_map<std::string, T>>
 /// Types that provide rivetkit_to_value / rivetkit_from_value (found by ADL), e.g. through
 /// RIVETKIT_FIELDS.
 template <class T>
-  requires requires(const T& t, T& m, Value& v, const Value& cv) {
-    rivetkit_to_value(t, v);
-    rivetkit_from_value(cv, m);
-  }
+requires requires(const T& t, T& m, Value& v, const Value& cv) {
+  rivetkit_to_value(t, v);
+  rivetkit_from_value(cv, m);
+}
 struct Convert<T> {
   static void to(const T& t, Value& out) { rivetkit_to_value(t, out); }
   static void from(const Value& v, T& out) { rivetkit_from_value(v, out); }
@@ -307,20 +305,33 @@ void require_object(const Value& v);
   macro(a1) __VA_OPT__(RIVETKIT_PP_FOR_EACH_AGAIN RIVETKIT_PP_PARENS(macro, __VA_ARGS__))
 #define RIVETKIT_PP_FOR_EACH_AGAIN() RIVETKIT_PP_FOR_EACH_HELPER
 
-#define RIVETKIT_PP_FIELD_TO(field) ::rivetkit::detail::field_to(rivetkit_out, #field, rivetkit_in.field);
+#define RIVETKIT_PP_FIELD_TO(field) \
+  ::rivetkit::detail::field_to(rivetkit_out, #field, rivetkit_in.field);
 #define RIVETKIT_PP_FIELD_FROM(field) \
   ::rivetkit::detail::field_from(rivetkit_in, #field, rivetkit_out.field);
 
-/// Makes `Type` convertible to and from an object Value with the listed members.
+#define RIVETKIT_PP_FIELD_DESCRIBE(member) \
+  rivetkit_sink.template add<decltype(RivetkitFieldsType::member)>(#member);
+
+/// Makes `Type` convertible to and from an object Value with the listed members, and describes
+/// them for the registry's TypeScript declarations (typescript.hpp: `interface Type {...}`).
 /// Use at namespace scope, in the namespace of `Type`.
-#define RIVETKIT_FIELDS(Type, ...)                                                     \
-  [[maybe_unused]] inline void rivetkit_to_value(const Type& rivetkit_in,              \
-                                                 ::rivetkit::Value& rivetkit_out) {    \
-    rivetkit_out = ::rivetkit::Value{::rivetkit::Object{}};                            \
-    RIVETKIT_PP_FOR_EACH(RIVETKIT_PP_FIELD_TO, __VA_ARGS__)                            \
-  }                                                                                    \
-  [[maybe_unused]] inline void rivetkit_from_value(const ::rivetkit::Value& rivetkit_in, \
-                                                   Type& rivetkit_out) {               \
-    ::rivetkit::detail::require_object(rivetkit_in);                                   \
-    RIVETKIT_PP_FOR_EACH(RIVETKIT_PP_FIELD_FROM, __VA_ARGS__)                          \
+#define RIVETKIT_FIELDS(Type, ...)                                                           \
+  [[maybe_unused]] inline void rivetkit_to_value(const Type& rivetkit_in,                    \
+                                                 ::rivetkit::Value& rivetkit_out) {          \
+    rivetkit_out = ::rivetkit::Value{::rivetkit::Object{}};                                  \
+    RIVETKIT_PP_FOR_EACH(RIVETKIT_PP_FIELD_TO, __VA_ARGS__)                                  \
+  }                                                                                          \
+  [[maybe_unused]] inline void rivetkit_from_value(const ::rivetkit::Value& rivetkit_in,     \
+                                                   Type& rivetkit_out) {                     \
+    ::rivetkit::detail::require_object(rivetkit_in);                                         \
+    RIVETKIT_PP_FOR_EACH(RIVETKIT_PP_FIELD_FROM, __VA_ARGS__)                                \
+  }                                                                                          \
+  [[maybe_unused]] inline const char* rivetkit_fields_name(const Type*) {                    \
+    return #Type;                                                                            \
+  }                                                                                          \
+  template <class RivetkitSink>                                                              \
+  [[maybe_unused]] void rivetkit_describe_fields(const Type*, RivetkitSink& rivetkit_sink) { \
+    using RivetkitFieldsType = Type;                                                         \
+    RIVETKIT_PP_FOR_EACH(RIVETKIT_PP_FIELD_DESCRIBE, __VA_ARGS__)                            \
   }

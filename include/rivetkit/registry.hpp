@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace rivetkit {
 
@@ -31,9 +32,16 @@ class Registry {
   /// Adds a definition. Names must be unique.
   Registry& add(ActorDefinition definition);
 
-  /// Parses flags (--host, --port, --data-dir, --threads, --endpoint, --help) over the
-  /// environment, serves until a signal, returns the process exit code.
+  /// Parses flags (--host, --port, --data-dir, --threads, --endpoint, --emit-types, --version,
+  /// --help) over the environment, serves until a signal, returns the process exit code.
+  /// `--emit-types <file>` writes type_declarations() to the file (`-`: stdout) and exits.
   int run(int argc, char** argv);
+
+  /// A TypeScript declaration file of the actors added so far, for the official client:
+  /// `createClient<Registry>()` with each actor's actions (argument and result types from the
+  /// C++ signatures and RIVETKIT_FIELDS structs), typed events (`.event<T>(name)`) and queues
+  /// (`.queue<Message, Complete>(name)`). typescript.hpp says how C++ types map.
+  std::string type_declarations() const;
 
   /// Starts serving in background threads. Returns once the listener is bound.
   Result<void> start(RegistryConfig config);

@@ -1,7 +1,11 @@
 #include "registry/command_line.hpp"
 
 #include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string_view>
+#include <system_error>
 
 #ifndef RIVETKIT_VERSION
 #error "RIVETKIT_VERSION is set by src/registry/CMakeLists.txt (the project's version)"
@@ -66,6 +70,33 @@ std::string environment_help() {
     out += '\n';
   }
   return out;
+}
+
+int write_types(const std::string& path, const std::string& declarations) {
+  if (path == "-") {
+    std::fwrite(declarations.data(), 1, declarations.size(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  // Written next to the target and renamed over it, so a build that reads the file never sees
+  // half of it.
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << declarations;
+    out.flush();
+    if (!out) {
+      std::fprintf(stderr, "--emit-types: cannot write %s\n", tmp.c_str());
+      return 1;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::fprintf(stderr, "--emit-types: cannot write %s: %s\n", path.c_str(), ec.message().c_str());
+    std::filesystem::remove(tmp, ec);
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace rivetkit::command_line

@@ -10,5 +10,8 @@ namespace rivetkit::command_line {
 std::string version_text();
 /// The --help footer: every environment variable the server reads, one per line.
 std::string environment_help();
+/// --emit-types: writes `declarations` to `path` (`-`: stdout). Returns the exit code: 0, or 1
+/// with the reason on stderr when the file cannot be written.
+int write_types(const std::string& path, const std::string& declarations);
 
 }  // namespace rivetkit::command_line

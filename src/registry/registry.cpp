@@ -3,6 +3,7 @@
 #include "core/runtime.hpp"
 #include "registry/command_line.hpp"
 #include "registry/mode.hpp"
+#include "registry/type_declarations.hpp"
 #include "util/log.hpp"
 #include <rivetkit/registry.hpp>
 
@@ -115,6 +116,10 @@ Result<void> Registry::start(RegistryConfig config) {
   return {};
 }
 
+std::string Registry::type_declarations() const {
+  return registry::type_declarations(impl_->definitions);
+}
+
 std::uint16_t Registry::port() const {
   return impl_->port;
 }
@@ -142,10 +147,17 @@ int Registry::run(int argc, char** argv) {
   app.add_option("--threads", config.worker_threads, "Worker threads, 0 = one per core");
   std::string endpoint;
   app.add_option("--endpoint", endpoint, "Rivet Engine endpoint (RIVET_ENDPOINT): engine mode");
+  std::string types_file;
+  app.add_option("--emit-types", types_file,
+                 "Write the actors' TypeScript types (a .d.ts for the official client) to this "
+                 "file, - for stdout, and exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (!types_file.empty()) {
+    return command_line::write_types(types_file, type_declarations());
   }
   if (!env) {
     std::cerr << "configuration error: " << env.error().message << "\n";

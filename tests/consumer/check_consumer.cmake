@@ -1,5 +1,6 @@
 # Builds tests/consumer/app the three ways a user consumes rivetkit-cpp, from outside the tree:
 #   1. cmake --install, then find_package(rivetkit) + rivetkit::rivetkit     -> WORK/find_package
+#      (and the package's rivetkit_emit_types helper)
 #   2. the same install, compiled with `pkg-config --cflags --libs rivetkit`  -> WORK/pkg-config
 #   3. add_subdirectory of the source tree in a Release build: configured, the subproject
 #      defaults checked (no tests, benchmarks or examples; warnings not errors), and the
@@ -55,6 +56,10 @@ run("configure (find_package)" ${CMAKE_COMMAND} -S ${_app} -B ${WORK}/find_packa
     -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${_prefix}
     -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
 run("build (find_package)" ${CMAKE_COMMAND} --build ${WORK}/find_package)
+file(STRINGS ${WORK}/find_package/guestbook.d.ts _types REGEX "^export interface GuestbookActor ")
+if(NOT _types)
+  message(FATAL_ERROR "rivetkit_emit_types did not write guestbook.d.ts with GuestbookActor")
+endif()
 file(READ ${WORK}/find_package/compile_commands.json _commands)
 expect_definitions("find_package" "${_commands}")
 

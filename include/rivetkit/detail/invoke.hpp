@@ -5,6 +5,7 @@
 #include <rivetkit/convert.hpp>
 #include <rivetkit/error.hpp>
 #include <rivetkit/task.hpp>
+#include <rivetkit/typescript.hpp>
 #include <rivetkit/value.hpp>
 
 #include <cstddef>
@@ -154,6 +155,48 @@ Tuple convert_all_args(Array args, const std::string& action) {
   } else {
     return convert_args<Tuple>(args, action, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
   }
+}
+
+template <class F, class Ctx, class Tuple>
+struct HandlerResult;
+template <class F, class Ctx, class... A>
+struct HandlerResult<F, Ctx, std::tuple<A...>> {
+  using type = typename Awaited<std::invoke_result_t<F&, Ctx&, A&...>>::type;
+};
+
+template <class T>
+TsParameter ts_parameter(TsDeclarations& ts) {
+  if constexpr (std::is_same_v<T, RestArgs>) {
+    return TsParameter{"unknown[]", false, true};
+  } else {
+    // convert_arg: a missing optional or Value argument is its default.
+    return TsParameter{ts.type_of<T>(), IsOptional<T>::value || std::is_same_v<T, Value>, false};
+  }
+}
+
+/// The TypeScript signature of handler F (after the context), from its C++ parameter and
+/// result types (typescript.hpp). Stored as a function pointer: nothing runs unless the registry
+/// is asked for its types.
+template <class Ctx, class F>
+TsSignature describe_action(TsDeclarations& ts) {
+  using Params = typename DropFirst<typename HandlerSignature<F, Ctx>::Args>::type;
+  using T = typename HandlerResult<F, Ctx, Params>::type;
+  TsSignature sig;
+  [&ts, &sig]<class... A>(std::type_identity<std::tuple<A...>>) {
+    (sig.params.push_back(ts_parameter<A>(ts)), ...);
+  }(std::type_identity<Params>{});
+  if constexpr (std::is_void_v<T>) {
+    sig.result = "void";
+  } else {
+    sig.result = ts.type_of<T>();
+  }
+  return sig;
+}
+
+/// The TypeScript type of T, as a function pointer (ActorTypeInfo).
+template <class T>
+std::string ts_type_of(TsDeclarations& ts) {
+  return ts.type_of<T>();
 }
 
 /// Converts the arguments, calls the handler with (ctx, args...), awaits it if needed and converts

@@ -12,6 +12,7 @@
 #include <rivetkit/schedule.hpp>
 #include <rivetkit/sql_types.hpp>
 #include <rivetkit/task.hpp>
+#include <rivetkit/typescript.hpp>
 #include <rivetkit/value.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -332,6 +333,24 @@ struct DatabaseDefinition {
   DatabaseOptions options;
 };
 
+/// What an actor's C++ types say about its client-facing values, for the registry's TypeScript
+/// declarations (typescript.hpp). Function pointers, called only when types are asked for.
+struct ActorTypeInfo {
+  using Describe = std::string (*)(TsDeclarations&);
+  struct QueueTypes {
+    Describe message = nullptr;
+    Describe complete = nullptr;
+  };
+  std::map<std::string, TsSignature (*)(TsDeclarations&), std::less<>> actions;
+  /// Typed events (`.event<T>(name)`); a declared event not here carries `unknown`.
+  std::map<std::string, Describe, std::less<>> events;
+  /// Typed queues (`.queue<Message, Complete>(name)`).
+  std::map<std::string, QueueTypes, std::less<>> queues;
+  Describe state = nullptr;        ///< nullptr: the actor has no state
+  Describe conn_params = nullptr;  ///< nullptr: untyped (rivetkit::Value)
+  Describe input = nullptr;        ///< nullptr: untyped (rivetkit::Value)
+};
+
 struct ActorDefinitionData {
   std::string name;
   /// Whether the actor has a SQLite database (`c.db()`), and its schema.
@@ -342,6 +361,8 @@ struct ActorDefinitionData {
   std::map<std::string, EventDefinition, std::less<>> events;
   /// Declared queues. A send to any other name completes and keeps nothing.
   std::map<std::string, QueueDefinition, std::less<>> queues;
+  /// The C++ types of actions, events, queues, state, parameters and input.
+  ActorTypeInfo types;
 };
 
 }  // namespace rivetkit::detail
