@@ -23,7 +23,7 @@
 /// its strand: code between two co_awaits runs alone, so no locks are needed; handlers of one actor
 /// may interleave at co_await points (as JS actors interleave at await).
 ///
-/// Hooks, in the order they run (core-semantics.md §1.2, §4):
+/// Hooks, in the order they run (the same order as RivetKit's):
 ///   first start:  create_state(c, input) -> on_create(c, input) -> create_vars(c) -> on_wake(c)
 ///   later starts: create_vars(c) -> on_wake(c)
 ///   connection:   on_before_connect(c, params[, request]) -> create_conn_state(c, params[,
@@ -38,6 +38,7 @@
 /// any other exception reaches the client as `core.internal_error` and is logged.
 
 #include <rivetkit/abort_signal.hpp>
+#include <rivetkit/actor_log.hpp>
 #include <rivetkit/client.hpp>
 #include <rivetkit/convert.hpp>
 #include <rivetkit/database.hpp>
@@ -388,6 +389,8 @@ class Context {
   Database db() const { return Database(&api_->db()); }
   /// The actor's durable queue (queue.hpp); declare its queues with ActorBuilder::queue.
   Queue queue() const { return Queue(&api_->queue(), conn_); }
+  /// The actor's logger (actor_log.hpp): lines stamped with its name, key and id.
+  ActorLog log() const { return ActorLog(api_); }
   /// Other actors of the registry, to call, create and destroy (client.hpp).
   Client client() const { return Client(&api_->client(), api_); }
   /// Wall-clock ms since the Unix epoch, on the runtime's clock (tests may run it manually).

@@ -1,7 +1,7 @@
 #pragma once
 /// Structured errors, shaped like RivetKit's (`group`, `code`, `message`, `metadata`).
 ///
-/// Errors cross the wire in two ways (client-protocol.md §6.5, core-semantics.md §3):
+/// Errors cross the wire in two ways, as in RivetKit 2.3.19:
 /// - public errors keep their message and metadata;
 /// - every other error keeps group and code, but its message becomes
 ///   "An internal error occurred" and its metadata is dropped.
@@ -34,7 +34,7 @@ inline constexpr const char* kInternalErrorMessage = "An internal error occurred
 /// `core.internal_error` with the generic message.
 Error internal_error();
 
-/// The (group, code) pairs RivetKit treats as public (core-semantics.md §3).
+/// The (group, code) pairs RivetKit treats as public (their message and metadata reach clients).
 bool is_public_code(std::string_view group, std::string_view code);
 
 /// The error as a client may see it: non-public errors lose message and metadata.

@@ -1,5 +1,5 @@
 #pragma once
-/// Per-actor options, with RivetKit 2.3.19's defaults (core-semantics.md §10.1).
+/// Per-actor options, with RivetKit 2.3.19's defaults (each member below).
 
 #include <chrono>
 #include <cstddef>

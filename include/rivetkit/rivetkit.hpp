@@ -5,6 +5,7 @@
 #include <rivetkit/abort_signal.hpp>
 #include <rivetkit/actor.hpp>
 #include <rivetkit/actor_connection.hpp>
+#include <rivetkit/actor_log.hpp>
 #include <rivetkit/client.hpp>
 #include <rivetkit/config.hpp>
 #include <rivetkit/convert.hpp>

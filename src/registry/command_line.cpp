@@ -51,6 +51,7 @@ constexpr std::array kVariables{
     Variable{"RIVETKIT_SERVERLESS_BASE_PATH", "serverless routes' base path (default /api/rivet)"},
     Variable{"RIVET_PUBLIC_ENDPOINT", "endpoint announced to clients in serverless metadata"},
     Variable{"RIVET_LOG_LEVEL", "trace, debug, info (default), warn, error or off"},
+    Variable{"RIVET_LOG_FORMAT", "text (default) or json: one JSON object per line, UTC times"},
 };
 
 }  // namespace

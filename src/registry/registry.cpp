@@ -169,6 +169,12 @@ int Registry::run(int argc, char** argv) {
               << " is not a log level (trace, debug, info, warn, error or off)\n";
     return 2;
   }
+  if (const char* format = std::getenv("RIVET_LOG_FORMAT");
+      format != nullptr && *format != '\0' && !log::parse_format(format)) {
+    std::cerr << "configuration error: RIVET_LOG_FORMAT=" << format
+              << " is not a log format (text or json)\n";
+    return 2;
+  }
   log::init();
   if (!endpoint.empty()) {
     config.endpoint = endpoint;

@@ -22,12 +22,15 @@
 #include "util/log.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <limits>
@@ -1002,8 +1005,10 @@ class LocalStoreImpl final : public LocalStore,
           if (end) {
             s.bind_blob(3, *end);
           }
-          constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-          s.bind_int64(4, query.limit ? static_cast<std::int64_t>(std::min(*query.limit, kMax)) : -1);
+          constexpr auto kMax =
+              static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+          s.bind_int64(4,
+                       query.limit ? static_cast<std::int64_t>(std::min(*query.limit, kMax)) : -1);
           auto r = for_each_row(s, [&out](const Statement& row) -> Result<void> {
             out.push_back(KvEntry{row.column_blob(0), row.column_blob(1)});
             return {};
@@ -1428,6 +1433,19 @@ Result<std::shared_ptr<LocalStore>> LocalStore::open(const std::string& dir,
                       fmt::format("cannot create data directory {}: {}", dir, ec.message()),
                       std::nullopt, false});
   }
+  // Checked at start, with a clear error, instead of failing at the first actor's write (or
+  // with SQLite's "unable to open database file"). An empty file, created and removed: it
+  // needs no space, so a full disk still starts (and answers its writes with storage errors).
+  const std::string probe = (std::filesystem::path(dir) / ".rivetkit-write-check").string();
+  int probe_fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (probe_fd < 0) {
+    return fail(Error{"storage", "data_dir_not_writable",
+                      fmt::format("data directory {} is not writable: {}", dir,
+                                  std::generic_category().message(errno)),
+                      std::nullopt, false});
+  }
+  ::close(probe_fd);
+  ::unlink(probe.c_str());
   const std::string path = (std::filesystem::path(dir) / "rivetkit.db").string();
   // Before the database is touched: a second process must not even run recovery on it.
   auto lock = DirLock::acquire(dir);

@@ -72,6 +72,11 @@ rivetkit::ActorDefinition counter() {
                 return c.state().count;
               })
       .action("getCount", [](auto& c) { return c.state().count; })
+      .action("logLine",
+              [](auto& c, std::string message, std::string detail) {
+                c.log().warn(message, {{"detail", detail}});
+                return true;
+              })
       .action("echo", [](auto&, rivetkit::RestArgs args) { return args.values; })
       .action("fail",
               [](auto&) -> std::int64_t {
