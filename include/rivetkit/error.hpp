@@ -55,7 +55,8 @@ class ActorError : public std::exception {
 /// Mirrors TS `new UserError(message, {code, metadata})`.
 class UserError : public ActorError {
  public:
-  explicit UserError(std::string message, std::string code = "user_error",
+  explicit UserError(std::string message,
+                     std::string code = "user_error",
                      std::optional<Value> metadata = std::nullopt);
 };
 

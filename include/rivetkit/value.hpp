@@ -1,7 +1,7 @@
 #pragma once
 /// rivetkit::Value: the data model shared by the json, cbor and bare payloads of the RivetKit
-/// client protocol (RivetKit 2.3.19, protocol version 4). Action arguments, results, event arguments, state,
-/// input and connection params all travel as Values.
+/// client protocol (RivetKit 2.3.19, protocol version 4). Action arguments, results, event
+/// arguments, state, input and connection params all travel as Values.
 ///
 /// Kinds map to JavaScript values as the official clients see them:
 ///   undefined, null, bool, int (64-bit signed integer; a JS number), bigint (a JS bigint of any

@@ -48,9 +48,10 @@ foreach(_file include/rivetkit/rivetkit.hpp lib/librivetkit.a lib/cmake/rivetkit
     message(FATAL_ERROR "cmake --install did not install ${_file}")
   endif()
 endforeach()
-file(GLOB_RECURSE _internal_headers ${_prefix}/include/*/src/* ${_prefix}/include/core/*)
-if(_internal_headers)
-  message(FATAL_ERROR "internal headers were installed: ${_internal_headers}")
+# Only the public API: include/rivetkit and nothing of src/.
+file(GLOB _installed_includes LIST_DIRECTORIES true ${_prefix}/include/*)
+if(NOT _installed_includes STREQUAL "${_prefix}/include/rivetkit")
+  message(FATAL_ERROR "include/ holds more than rivetkit/: ${_installed_includes}")
 endif()
 run("configure (find_package)" ${CMAKE_COMMAND} -S ${_app} -B ${WORK}/find_package -G ${GENERATOR}
     -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${_prefix}
