@@ -42,6 +42,13 @@ struct RegistryConfig {
   /// crashes only).
   bool fsync = true;
 
+  /// RIVETKIT_METRICS_PORT / --metrics-port: also serve Prometheus metrics (GET /metrics) and
+  /// /health on this port (0: any free port; the chosen one is printed). Local mode serves
+  /// /metrics on its main port as well; engine and serverless mode only here.
+  std::optional<std::uint16_t> metrics_port;
+  /// RIVETKIT_METRICS_HOST / --metrics-host: the metrics listener's address (default: host).
+  std::optional<std::string> metrics_host;
+
   /// RIVETKIT_TEST_MODE=1: test mode, as RivetKit's `test.enabled`: raw hibernatable WebSockets
   /// answer the ack-state probe `{"__rivetkitTestHibernatableAckStateV1":true}` (for Rivet's
   /// driver test suite) and create_vars sees DriverContext::is_test. Never for production.

@@ -47,6 +47,8 @@ class Registry {
   Result<void> start(RegistryConfig config);
   /// The bound port (after start()).
   std::uint16_t port() const;
+  /// The bound metrics port (RegistryConfig::metrics_port), or 0 when there is none.
+  std::uint16_t metrics_port() const;
   /// Graceful stop: stops accepting, finishes in-flight work within a bounded time, flushes state.
   void stop();
 

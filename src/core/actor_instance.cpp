@@ -1,5 +1,6 @@
 #include "core/actor_instance.hpp"
 
+#include "core/actor/action_meter.hpp"
 #include "core/actor/hook_runner.hpp"
 #include "core/actor/stored_value.hpp"
 #include "core/errors.hpp"
@@ -54,7 +55,7 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
       config_(config),
       lifecycle_(strand_),
       sleep_(strand_, *config_.clock, definition_->options.sleep_timeout, spec.first_request_grace),
-      conns_(actor_id_, config_.max_outgoing_message_size, *this),
+      conns_(actor_id_, config_.max_outgoing_message_size, *this, name_),
       conn_life_(strand_, actor_id_, *definition_, lifecycle_, sleep_, conns_, *this),
       abort_(strand_, actor_id_),
       schedules_(strand_, actor_id_, *config_.clock, definition_->options, *this),
@@ -537,6 +538,7 @@ Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name
   auto work = track(WorkKind::kAction);
   auto it = definition_->hooks.actions.find(name);
   if (it == definition_->hooks.actions.end()) {
+    ActionMeter::not_found(name_);
     co_return fail(action_not_found(name));
   }
   if (auto schema = definition_->hooks.input_schemas.find(name);
@@ -547,24 +549,25 @@ Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name
                            true});
     }
   }
+  ActionMeter meter(name_, it->first);
   auto action = catching(it->second(this, conn, std::move(args)));
   auto timeout = config_.clock->wait_for(definition_->options.action_timeout);
   auto cancel = wait_hard_abort();
   auto raced = co_await (std::move(action) || std::move(timeout) || std::move(cancel));
   if (raced.index() == 1) {
     log::warn("action timed out actor_id={} action={}", actor_id_, name);
-    co_return fail(action_timed_out());
+    co_return meter.finished(fail(action_timed_out()));
   }
   if (raced.index() == 2) {
-    co_return fail(Error{"actor", "aborted", "The actor stopped before the action finished",
-                         std::nullopt, true});
+    co_return meter.finished(fail(Error{
+        "actor", "aborted", "The actor stopped before the action finished", std::nullopt, true}));
   }
   Result<Value> result = std::move(std::get<0>(raced));
   if (!result && !result.error().is_public) {
     log::warn("action failed actor_id={} action={} error={}.{}", actor_id_, name,
               result.error().group, result.error().code);
   }
-  co_return result;
+  co_return meter.finished(std::move(result));
 }
 
 // ---- schedules (core/actor/schedules.hpp) -----------------------------------------------------

@@ -3,8 +3,10 @@
 #include "engine/kv_commit_journal.hpp"
 #include "engine/record_codec.hpp"
 #include "util/log.hpp"
+#include "util/metrics.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string_view>
 
@@ -193,8 +195,12 @@ Task<Result<void>> KvActorStore::commit(storage::ActorWrite write) {
 }
 
 Task<Result<void>> KvActorStore::send(envoy::KvRequestData request) {
+  const auto start = std::chrono::steady_clock::now();
   auto op = link_->kv(actor_id_, std::move(request));
   auto r = co_await std::move(op);
+  metrics::runtime().engine_kv_write.get().observe(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count()));
   if (!r) {
     co_return fail(r.error());
   }

@@ -57,6 +57,9 @@ Value actor_json(const storage::ActorRecord& record);
 /// unknown paths.
 Task<net::HttpResponse> handle_rest(std::shared_ptr<LocalContext> ctx, net::HttpRequest request);
 
+/// GET /metrics: the process metrics and the actors asleep in the store (local_metrics.cpp).
+Task<net::HttpResponse> local_metrics(std::shared_ptr<LocalContext> ctx);
+
 /// Finds or creates the actor a gateway request names and returns its running instance.
 Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_gateway(
     std::shared_ptr<LocalContext> ctx, GatewayRequest target);

@@ -226,6 +226,10 @@ Task<net::HttpResponse> LocalServer::Impl::route_http(std::shared_ptr<Impl> self
   if (path == "/metadata" && req.method == "GET") {
     co_return self->metadata();
   }
+  if (path == "/metrics" && req.method == "GET") {
+    auto op = local_metrics(self->ctx);
+    co_return co_await std::move(op);
+  }
   if (path == "/health" && req.method == "GET") {
     net::HttpResponse resp;
     resp.body =

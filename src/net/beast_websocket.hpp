@@ -29,6 +29,7 @@
 
 #include "net/websocket.hpp"
 #include "util/log.hpp"
+#include "util/metrics.hpp"
 #include "util/spawn.hpp"
 #include <rivetkit/task.hpp>
 
@@ -320,6 +321,15 @@ class BeastWebSocket final : public WebSocket,
     info_.reason = std::move(reason);
   }
 
+  static metrics::Counter& metrics_sent() {
+    static metrics::Counter& c = metrics::runtime().bytes_sent.with({"websocket"});
+    return c;
+  }
+  static metrics::Counter& metrics_received() {
+    static metrics::Counter& c = metrics::runtime().bytes_received.with({"websocket"});
+    return c;
+  }
+
   Task<void> write_loop(std::shared_ptr<BeastWebSocket> self) {
     namespace asio = boost::asio;
     constexpr auto tok = asio::as_tuple(asio::use_awaitable);
@@ -333,6 +343,7 @@ class BeastWebSocket final : public WebSocket,
         ws_.binary(msg.binary);
         auto buf = asio::buffer(msg.data);
         auto [ec, n] = co_await ws_.async_write(buf, tok);
+        metrics_sent().inc(n);
         buffered_.fetch_sub(msg.data.size(), std::memory_order_relaxed);
         if (read_paused_ && buffered_.load(std::memory_order_relaxed) <= backlog_limit_ / 2) {
           drained_.cancel();  // the paused reader may go on
@@ -376,6 +387,7 @@ class BeastWebSocket final : public WebSocket,
     }
     boost::beast::flat_buffer buf;
     auto [ec, n] = co_await ws_.async_read(buf, asio::as_tuple(asio::use_awaitable));
+    metrics_received().inc(n);
     if (!ec) {
       WsMessage msg;
       msg.binary = !ws_.got_text();

@@ -20,6 +20,7 @@
 
 #include "net/ws_accept.hpp"
 #include "util/log.hpp"
+#include "util/metrics.hpp"
 #include "util/spawn.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -59,6 +60,15 @@
 namespace rivetkit::net {
 
 namespace {
+
+metrics::Counter& bytes_sent() {
+  static metrics::Counter& c = metrics::runtime().bytes_sent.with({"http"});
+  return c;
+}
+metrics::Counter& bytes_received() {
+  static metrics::Counter& c = metrics::runtime().bytes_received.with({"http"});
+  return c;
+}
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -322,6 +332,7 @@ class ChunkWriter final : public ResponseStream {
     conn_->stream.expires_after(timeout_);
     auto [ec, n] =
         co_await asio::async_write(conn_->stream, http::make_chunk(asio::buffer(data)), kTok);
+    bytes_sent().inc(n);
     if (ec) {
       failed_ = true;
     }
@@ -349,6 +360,7 @@ Task<void> write_streamed(std::shared_ptr<Conn> conn,
   http::response_serializer<http::empty_body> serializer{head};
   conn->stream.expires_after(timeout);
   auto [ec, n] = co_await http::async_write_header(conn->stream, serializer, kTok);
+  bytes_sent().inc(n);
   if (ec) {
     co_return;
   }
@@ -364,6 +376,7 @@ Task<void> write_streamed(std::shared_ptr<Conn> conn,
   if (!writer.failed()) {
     conn->stream.expires_after(timeout);
     auto [lec, ln] = co_await asio::async_write(conn->stream, http::make_chunk_last(), kTok);
+    bytes_sent().inc(ln);
     (void)lec;
   }
 }
@@ -523,6 +536,7 @@ Task<void> HttpServer::Impl::answer_and_close(std::shared_ptr<Conn> conn, BeastR
   res.keep_alive(false);
   conn->stream.expires_after(kErrorWriteTimeout);
   auto [ec, n] = co_await http::async_write(conn->stream, res, kTok);
+  bytes_sent().inc(n);
   if (ec) {
     conn->stream.close();
     co_return;
@@ -576,6 +590,7 @@ Task<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket soc
     conn->stream.expires_after(config.header_timeout);
     {
       auto [ec, n] = co_await http::async_read_header(conn->stream, buffer, parser, kTok);
+      bytes_received().inc(n);
       if (ec) {
         if (const unsigned status = status_for_read_error(ec); status != 0 && !conn->closing) {
           auto op = fail_and_close(conn, status, 11);
@@ -635,6 +650,7 @@ Task<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket soc
         static constexpr std::string_view k100 = "HTTP/1.1 100 Continue\r\n\r\n";
         conn->stream.expires_after(config.idle_timeout);
         auto [ec, n] = co_await asio::async_write(conn->stream, asio::buffer(k100), kTok);
+        bytes_sent().inc(n);
         if (ec) {
           break;
         }
@@ -649,6 +665,7 @@ Task<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket soc
       conn->stream.expires_at(
           std::min(body_deadline, std::chrono::steady_clock::now() + config.idle_timeout));
       auto [ec, n] = co_await http::async_read_some(conn->stream, buffer, parser, kTok);
+      bytes_received().inc(n);
       if (ec) {
         if (const unsigned status = status_for_read_error(ec); status != 0 && !conn->closing) {
           auto op = fail_and_close(conn, status, parser.get().version());
@@ -709,6 +726,7 @@ Task<void> HttpServer::Impl::session(std::shared_ptr<Impl> self, tcp::socket soc
 
     conn->stream.expires_after(config.idle_timeout);
     auto [ec, n] = co_await http::async_write(conn->stream, res, kTok);
+    bytes_sent().inc(n);
     conn->busy = false;
     if (ec) {
       log::debug("http: response dropped: {}", ec.message());
@@ -748,6 +766,7 @@ Task<void> HttpServer::Impl::serve_websocket(std::shared_ptr<Impl> self,
         to_beast_response(internal_error_response(), req.version(), false, keep_alive);
     conn->stream.expires_after(kErrorWriteTimeout);
     auto [ec, n] = co_await http::async_write(conn->stream, res, kTok);
+    bytes_sent().inc(n);
     (void)ec;
     conn->stream.close();
     co_return;

@@ -25,6 +25,9 @@ struct Variable {
 constexpr std::array kVariables{
     Variable{"RIVETKIT_HOST", "listen address (--host; default 127.0.0.1)"},
     Variable{"RIVETKIT_PORT", "listen port, 0 for any (--port; default 6420)"},
+    Variable{"RIVETKIT_METRICS_PORT",
+             "also serve Prometheus /metrics here, 0 for any (--metrics-port)"},
+    Variable{"RIVETKIT_METRICS_HOST", "metrics listen address (--metrics-host; default: host)"},
     Variable{"RIVETKIT_DATA_DIR", "local mode's data directory (--data-dir; default .rivetkit)"},
     Variable{"RIVETKIT_WORKER_THREADS", "I/O threads, 0 for one per core (--threads)"},
     Variable{"RIVETKIT_SYNC", "full (fsync every commit, the default) or normal (crash-safe only)"},

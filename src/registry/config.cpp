@@ -41,6 +41,14 @@ Result<RegistryConfig> RegistryConfig::from_env() {
     }
     c.port = *port;
   }
+  if (auto v = env("RIVETKIT_METRICS_PORT")) {
+    auto port = parse_number<std::uint16_t>("RIVETKIT_METRICS_PORT", *v);
+    if (!port) {
+      return fail(port.error());
+    }
+    c.metrics_port = *port;
+  }
+  c.metrics_host = env("RIVETKIT_METRICS_HOST");
   if (auto v = env("RIVETKIT_DATA_DIR")) {
     c.data_dir = *v;
   }

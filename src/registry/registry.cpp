@@ -1,6 +1,7 @@
 // rivetkit::Registry: collects definitions, reads the configuration, and runs the chosen mode.
 
 #include "core/runtime.hpp"
+#include "net/metrics_endpoint.hpp"
 #include "registry/command_line.hpp"
 #include "registry/mode.hpp"
 #include "registry/type_declarations.hpp"
@@ -34,6 +35,7 @@ struct Registry::Impl {
   std::vector<std::thread> threads;
   std::unique_ptr<core::Runtime> runtime;
   std::unique_ptr<registry::Mode> mode;
+  std::unique_ptr<net::MetricsServer> metrics;
   std::uint16_t port = 0;
   bool running = false;
 
@@ -48,6 +50,7 @@ struct Registry::Impl {
   }
   /// After a failed start or a stop: the mode, then the runtime it used, then the I/O.
   void release() {
+    metrics.reset();  // its close is posted to the I/O threads, which still run
     if (!threads.empty()) {
       stop_threads();
     }
@@ -111,6 +114,16 @@ Result<void> Registry::start(RegistryConfig config) {
     return fail(started.error());
   }
   impl_->port = impl_->mode->port();
+  if (config.metrics_port) {
+    auto metrics = net::MetricsServer::start(*impl_->io, config.metrics_host.value_or(config.host),
+                                             *config.metrics_port, impl_->mode->name());
+    if (!metrics) {
+      impl_->mode->stop(*impl_->runtime);
+      impl_->release();
+      return fail(metrics.error());
+    }
+    impl_->metrics = std::move(*metrics);
+  }
   impl_->running = true;
   log::info("{}", impl_->mode->describe(impl_->definitions.size()));
   return {};
@@ -124,11 +137,16 @@ std::uint16_t Registry::port() const {
   return impl_->port;
 }
 
+std::uint16_t Registry::metrics_port() const {
+  return impl_->metrics ? impl_->metrics->port() : 0;
+}
+
 void Registry::stop() {
   if (!impl_ || !impl_->running) {
     return;
   }
   impl_->running = false;
+  impl_->metrics.reset();
   impl_->mode->stop(*impl_->runtime);
   impl_->release();
 }
@@ -144,6 +162,12 @@ int Registry::run(int argc, char** argv) {
   app.add_option("--host", config.host, "Listen address (RIVETKIT_HOST)");
   app.add_option("--port", config.port, "Listen port, 0 for any (RIVETKIT_PORT)");
   app.add_option("--data-dir", config.data_dir, "Data directory (RIVETKIT_DATA_DIR)");
+  std::optional<std::uint16_t> metrics_port_flag;
+  app.add_option("--metrics-port", metrics_port_flag,
+                 "Also serve Prometheus /metrics on this port, 0 for any (RIVETKIT_METRICS_PORT)");
+  std::string metrics_host_flag;
+  app.add_option("--metrics-host", metrics_host_flag,
+                 "Metrics listen address (RIVETKIT_METRICS_HOST)");
   app.add_option("--threads", config.worker_threads, "Worker threads, 0 = one per core");
   std::string endpoint;
   app.add_option("--endpoint", endpoint, "Rivet Engine endpoint (RIVET_ENDPOINT): engine mode");
@@ -179,6 +203,12 @@ int Registry::run(int argc, char** argv) {
   if (!endpoint.empty()) {
     config.endpoint = endpoint;
   }
+  if (metrics_port_flag) {
+    config.metrics_port = metrics_port_flag;
+  }
+  if (!metrics_host_flag.empty()) {
+    config.metrics_host = metrics_host_flag;
+  }
 
   // Block the signals in every thread before any is started, then wait for them here.
   sigset_t signals;
@@ -200,6 +230,11 @@ int Registry::run(int argc, char** argv) {
     std::printf("envoy connected to %s\n", config.endpoint->c_str());
   } else {
     std::printf("listening on http://%s:%u\n", config.host.c_str(), static_cast<unsigned>(port()));
+  }
+  if (metrics_port() != 0) {
+    std::printf("metrics on http://%s:%u/metrics\n",
+                config.metrics_host.value_or(config.host).c_str(),
+                static_cast<unsigned>(metrics_port()));
   }
   std::fflush(stdout);
   int sig = 0;

@@ -8,6 +8,7 @@
 #include "net/http_server.hpp"
 #include "protocol/json/json.hpp"
 #include "util/log.hpp"
+#include "util/metrics.hpp"
 #include "util/spawn.hpp"
 #include "util/url.hpp"
 
@@ -217,8 +218,8 @@ Task<net::HttpResponse> ServerlessServer::Impl::on_http(net::HttpRequest req) {
                        + "\n# HELP rivetkit_serverless_starts_total Actor starts accepted through "
                          "/start.\n# TYPE rivetkit_serverless_starts_total counter\n"
                          "rivetkit_serverless_starts_total "
-                       + std::to_string(starts.load()) + "\n",
-                   "text/plain; version=0.0.4");
+                       + std::to_string(starts.load()) + "\n" + metrics::registry().render(),
+                   std::string(metrics::kContentType));
   }
   co_return text(404, "Not Found (RivetKit)");
 }

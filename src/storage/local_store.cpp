@@ -20,6 +20,7 @@
 #include "storage/worker.hpp"
 #include "util/heap_trimmer.hpp"
 #include "util/log.hpp"
+#include "util/metrics.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
 #include <fcntl.h>
@@ -255,6 +256,7 @@ struct ReaderConn {
   Database db;
   Statement begin, rollback;  // a read transaction: one snapshot for several statements
   Statement get_by_id, find_live, load, load_conns, load_schedules, live_generation, pending_alarms;
+  Statement live_counts;
   // [has key][include destroyed]
   std::array<std::array<Statement, 2>, 2> list;
   Statement kv_get;
@@ -345,6 +347,9 @@ Result<void> prepare_reader(ReaderConn& c) {
   p(c.live_generation,
     "SELECT rid, generation FROM actors WHERE actor_id = ?1 AND destroy_ts IS NULL");
   p(c.pending_alarms, kPendingAlarmsSql);
+  // Served by the partial index actors_live_by_name.
+  p(c.live_counts,
+    "SELECT name, count(*) FROM actors WHERE destroy_ts IS NULL GROUP BY name ORDER BY name");
   // One statement per shape (schema.hpp list_actors_sql).
   for (std::size_t by_key = 0; by_key < 2; ++by_key) {
     for (std::size_t all = 0; all < 2; ++all) {
@@ -924,6 +929,27 @@ class LocalStoreImpl final : public LocalStore,
         });
   }
 
+  Task<Result<std::vector<std::pair<std::string, std::uint64_t>>>> live_actor_counts() override {
+    using Out = std::vector<std::pair<std::string, std::uint64_t>>;
+    return submit_read<Out>("live_actor_counts", [](ReaderConn& c) -> Result<Out> {
+      Out out;
+      Statement& s = c.live_counts;
+      StatementScope scope(s);
+      while (true) {
+        auto row = s.step();
+        if (!row) {
+          return fail(std::move(row.error()));
+        }
+        if (!*row) {
+          break;
+        }
+        out.emplace_back(std::string(s.column_text(0)),
+                         static_cast<std::uint64_t>(s.column_int64(1)));
+      }
+      return out;
+    });
+  }
+
   Task<Result<PersistedActor>> load_actor(std::string actor_id) {
     return submit_read<PersistedActor>(
         "load", [actor_id = std::move(actor_id)](ReaderConn& c) -> Result<PersistedActor> {
@@ -1379,7 +1405,14 @@ class LocalStoreImpl final : public LocalStore,
       stats_.failed_transactions.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    if (auto r = run_once(c.commit); !r) {
+    metrics::runtime().commit_batch.get().observe(in_txn.size());
+    const auto commit_start = std::chrono::steady_clock::now();
+    auto commit_result = run_once(c.commit);
+    metrics::runtime().commit_duration.get().observe(
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - commit_start)
+                                       .count()));
+    if (auto& r = commit_result; !r) {
       if (c.db.in_transaction()) {
         (void)run_once(c.rollback);
       }

@@ -123,6 +123,8 @@ class LocalStore {
                                                               std::string key) = 0;
   /// Newest first.
   virtual Task<Result<std::vector<ActorRecord>>> list_actors(ListQuery query) = 0;
+  /// Live (not destroyed) actors per name, in name order (metrics: awake and asleep).
+  virtual Task<Result<std::vector<std::pair<std::string, std::uint64_t>>>> live_actor_counts() = 0;
   /// Marks the actor destroyed (destroy_ts = now) and deletes its persisted data (state, input,
   /// connections, schedules; later also KV, queues) in the same write. The tombstone keeps the
   /// directory fields so get_actor still returns it. Returns false when the id is unknown or

@@ -3,6 +3,7 @@
 #include "core/actor/stored_value.hpp"
 #include "core/raw_websocket.hpp"
 #include "util/log.hpp"
+#include "util/metrics.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -23,8 +24,17 @@ void put_record(std::vector<storage::PersistedConn>& records, storage::Persisted
 
 ConnectionSet::ConnectionSet(std::string actor_id,
                              std::size_t max_outgoing_message_size,
-                             Host& host)
-    : actor_id_(std::move(actor_id)), max_outgoing_(max_outgoing_message_size), host_(host) {}
+                             Host& host,
+                             std::string_view actor_name)
+    : actor_id_(std::move(actor_id)),
+      max_outgoing_(max_outgoing_message_size),
+      host_(host),
+      open_gauge_(metrics::runtime().connections.with({actor_name})),
+      opened_(metrics::runtime().connections_opened.with({actor_name})) {}
+
+ConnectionSet::~ConnectionSet() {
+  open_gauge_.sub(static_cast<std::int64_t>(live_.size()));
+}
 
 // ---- members ------------------------------------------------------------------------------------
 
@@ -40,7 +50,15 @@ std::shared_ptr<Connection> ConnectionSet::make(std::string id,
 
 void ConnectionSet::add(std::shared_ptr<Connection> conn) {
   auto id = conn->id();
-  live_[std::move(id)] = std::move(conn);
+  auto [it, inserted] = live_.insert_or_assign(std::move(id), std::move(conn));
+  if (inserted) {
+    open_gauge_.add();
+    opened_.inc();
+  }
+}
+
+void ConnectionSet::discard(const std::string& conn_id) {
+  open_gauge_.sub(static_cast<std::int64_t>(live_.erase(conn_id)));
 }
 
 bool ConnectionSet::remove(const std::shared_ptr<Connection>& conn) {
@@ -49,6 +67,7 @@ bool ConnectionSet::remove(const std::shared_ptr<Connection>& conn) {
     return false;
   }
   live_.erase(it);
+  open_gauge_.sub();
   if (!conn->flushed()) {
     draining_.push_back(conn);  // its last frames leave once durable (release)
   }
@@ -94,6 +113,7 @@ void ConnectionSet::clear() {
       conn->raw_socket->on_close = nullptr;
     }
   }
+  open_gauge_.sub(static_cast<std::int64_t>(live_.size()));
   live_.clear();
   draining_.clear();  // released by the final write, or dropped with a failed one
 }

@@ -29,6 +29,11 @@
 #include <string_view>
 #include <vector>
 
+namespace rivetkit::metrics {
+class Counter;
+class Gauge;
+}  // namespace rivetkit::metrics
+
 namespace rivetkit::core {
 
 class ConnectionSet {
@@ -47,7 +52,12 @@ class ConnectionSet {
     virtual std::uint64_t durable_seq() const = 0;
   };
 
-  ConnectionSet(std::string actor_id, std::size_t max_outgoing_message_size, Host& host);
+  /// `actor_name` labels the connection metrics (util/metrics.hpp).
+  ConnectionSet(std::string actor_id,
+                std::size_t max_outgoing_message_size,
+                Host& host,
+                std::string_view actor_name = "");
+  ~ConnectionSet();
   ConnectionSet(const ConnectionSet&) = delete;
   ConnectionSet& operator=(const ConnectionSet&) = delete;
 
@@ -65,7 +75,7 @@ class ConnectionSet {
   /// is deleted by the next write; frames it still has queued leave once durable.
   bool remove(const std::shared_ptr<Connection>& conn);
   /// Drops a connection whose connect hook failed: no record, no drain.
-  void discard(const std::string& conn_id) { live_.erase(conn_id); }
+  void discard(const std::string& conn_id);
   std::shared_ptr<Connection> find(std::string_view conn_id) const;
   const Map& live() const { return live_; }
   /// Whether the connections keep the actor awake: any that is not hibernatable does
@@ -117,6 +127,8 @@ class ConnectionSet {
   std::string actor_id_;
   std::size_t max_outgoing_;
   Host& host_;
+  metrics::Gauge& open_gauge_;  // live_.size(), summed over the actors of this name
+  metrics::Counter& opened_;
   Map live_;
   /// Removed connections whose last frames (and close) still wait for a write to be durable.
   std::vector<std::shared_ptr<Connection>> draining_;

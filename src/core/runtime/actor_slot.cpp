@@ -2,6 +2,7 @@
 
 #include "core/errors.hpp"
 #include "core/runtime/command_runner.hpp"
+#include "util/metrics.hpp"
 #include "util/spawn.hpp"
 
 namespace rivetkit::core {
@@ -107,6 +108,8 @@ Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::start(SpecFactory make_s
     }
     last_error_.reset();
     instance_ = instance;
+    metrics::runtime().actors_awake.with({instance->name()}).add();
+    metrics::runtime().actor_starts.with({instance->name()}).inc();
     for (bool& owed : waiters_) {
       if (!owed) {
         owed = true;
@@ -133,6 +136,10 @@ Task<void> ActorSlot::stop(StopReason reason) {
   stopping_ = true;
   auto op = instance->stop(reason);
   co_await std::move(op);
+  metrics::runtime().actors_awake.with({instance->name()}).sub();
+  metrics::runtime()
+      .actor_stops.with({instance->name(), reason == StopReason::kSleep ? "sleep" : "destroy"})
+      .inc();
   instance_.reset();
   stopping_ = false;
   changed_->notify_all();

@@ -83,6 +83,9 @@ describe(`serverless mode [${ENCODING}]`, { timeout: suiteTimeout(420_000) }, ()
 		const metrics = await (await fetch(`${base()}/metrics`)).text();
 		assert.match(metrics, /^rivetkit_serverless_starts_total [1-9]/m, "started through /start");
 		assert.match(metrics, /^rivetkit_actors [1-9]/m, "running here");
+		// The process's own metrics too (docs/operations.md, Metrics).
+		assert.match(metrics, /^rivetkit_actions_total\{actor="counter",action="increment"\} [1-9]/m);
+		assert.match(metrics, /^rivetkit_actors_awake\{actor="counter"\} [1-9]/m);
 	}));
 
 	it("connections get their events", T, wrap(async () => {
