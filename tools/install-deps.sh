@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the C++ build needs, only those missing.
+# Installs the Debian 12 packages the C++ build needs, only those missing; with --browser also
+# Chromium, for the browser test of examples/react-counter (make test), not for make run.
 # Never installs an unversioned libboost-*-dev: on Debian 12 that is 1.74 and conflicts with
 # libboost1.81-dev (cpp-guide §1.1).
 set -euo pipefail
@@ -11,6 +12,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev python3
 )
+if [ "${1:-}" = "--browser" ]; then
+  packages=(chromium)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -731,12 +731,27 @@ class ActorBuilder {
                              true});
     }
   }
+  /// The creator's input as Input: none gives the default (TS: undefined), one that does not
+  /// convert is the creator's error (actor.invalid_request), not an internal one.
+  static Input decode_input(const Value& input) {
+    if constexpr (std::is_same_v<Input, Value>) {
+      return input;  // as sent: undefined stays undefined
+    } else if (input.is_null() || input.is_undefined()) {
+      return Input{};
+    }
+    try {
+      return from_value<Input>(input);
+    } catch (const ConversionError& e) {
+      throw ActorError(
+          Error{"actor", "invalid_request", std::string("Invalid input: ") + e.what(), {}, true});
+    }
+  }
   template <class F>
   static Task<void> run_create_state(F f, detail::ActorApi* api, Value input) {
     Ctx c(api, nullptr);
     auto* data = static_cast<detail::ActorData<Types>*>(api->user_data());
     if constexpr (std::is_invocable_v<F&, Ctx&, const Input&>) {
-      Input typed = from_value<Input>(input);
+      Input typed = decode_input(input);
       data->state = co_await detail::call_async(f, c, std::move(typed));
     } else {
       data->state = co_await detail::call_async(f, c);
@@ -747,7 +762,7 @@ class ActorBuilder {
   static Task<void> run_with_input(F f, detail::ActorApi* api, Value input) {
     Ctx c(api, nullptr);
     if constexpr (std::is_invocable_v<F&, Ctx&, const Input&>) {
-      Input typed = from_value<Input>(input);
+      Input typed = decode_input(input);
       co_await detail::call_async(f, c, std::move(typed));
     } else {
       co_await detail::call_async(f, c);

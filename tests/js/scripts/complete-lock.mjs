@@ -7,12 +7,14 @@
 // without fetching anything.
 //
 // Usage (after every `npm install` that changes the lock):
-//   node scripts/complete-lock.mjs
+//   node scripts/complete-lock.mjs [path/to/package-lock.json]   (default: tests/js's)
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 
-const lockPath = join(dirname(fileURLToPath(import.meta.url)), "..", "package-lock.json");
+const lockPath = process.argv[2]
+	? resolve(process.argv[2])
+	: join(dirname(fileURLToPath(import.meta.url)), "..", "package-lock.json");
 const lock = JSON.parse(readFileSync(lockPath, "utf8"));
 const pkgs = lock.packages;
 
