@@ -15,6 +15,7 @@
 /// Everything runs on the actor's strand. A handle is cheap to copy and valid while the actor
 /// instance that gave it runs.
 
+#include <rivetkit/detail/access.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/task.hpp>
 
@@ -26,8 +27,6 @@ namespace rivetkit {
 
 class AbortSignal {
  public:
-  explicit AbortSignal(detail::ActorApi* api) : api_(api) {}
-
   /// True once the actor has begun stopping.
   bool aborted() const { return api_->aborted(); }
   /// Calls `listener` (on the actor's strand) when the signal fires; at once if it already has.
@@ -40,6 +39,8 @@ class AbortSignal {
   }
 
  private:
+  friend struct detail::Access;
+  explicit AbortSignal(detail::ActorApi* api) : api_(api) {}
   detail::ActorApi* api_;
 };
 

@@ -42,6 +42,7 @@
 #include <rivetkit/client.hpp>
 #include <rivetkit/convert.hpp>
 #include <rivetkit/database.hpp>
+#include <rivetkit/detail/access.hpp>
 #include <rivetkit/detail/invoke.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/driver_context.hpp>
@@ -175,16 +176,20 @@ Task<T> await_pending(std::shared_ptr<PendingResult<T>> pending) {
 template <class T>
 class BackgroundTask {
  public:
-  explicit BackgroundTask(std::shared_ptr<detail::PendingResult<T>> pending)
-      : pending_(std::move(pending)) {}
   /// Resumes when the task has finished: its result, or its error rethrown.
   Task<T> result() const { return detail::await_pending<T>(pending_); }
   /// True once the task has finished.
   bool done() const { return pending_->latch->is_set(); }
 
  private:
+  friend struct detail::Access;
+  explicit BackgroundTask(std::shared_ptr<detail::PendingResult<T>> pending)
+      : pending_(std::move(pending)) {}
   std::shared_ptr<detail::PendingResult<T>> pending_;
 };
+
+template <class Types>
+class ActorBuilder;
 
 namespace detail {
 
@@ -222,8 +227,6 @@ class Conn {
   using ConnParams = typename Types::ConnParamsType;
   using ConnState = typename Types::ConnStateType;
 
-  explicit Conn(detail::ConnApi* api) : api_(api) {}
-
   const std::string& id() const { return api_->id(); }
   const ConnParams& params() const { return data().params; }
   /// Per-connection state; marks it changed.
@@ -244,9 +247,10 @@ class Conn {
   /// Closes the connection (WebSocket close 1000 with `reason`).
   void disconnect(std::string reason = {}) const { api_->disconnect(std::move(reason)); }
 
-  detail::ConnApi* api() const { return api_; }
-
  private:
+  friend struct detail::Access;
+  explicit Conn(detail::ConnApi* api) : api_(api) {}
+  detail::ConnApi* api() const { return api_; }
   detail::ConnData<Types>& data() const {
     return *static_cast<detail::ConnData<Types>*>(api_->user_data());
   }
@@ -256,7 +260,6 @@ class Conn {
 /// The schedule of one actor (`c.schedule()`): durable delayed calls of its own actions.
 class Schedule {
  public:
-  explicit Schedule(detail::ScheduleApi* api) : api_(api) {}
   /// Calls `action(args...)` after `delay`. Returns the schedule's id.
   template <class... A>
   std::string after(std::chrono::milliseconds delay, std::string action, const A&... args) const {
@@ -287,6 +290,8 @@ class Schedule {
   }
 
  private:
+  friend struct detail::Access;
+  explicit Schedule(detail::ScheduleApi* api) : api_(api) {}
   detail::ScheduleApi* api_;
 };
 
@@ -296,8 +301,6 @@ class Context {
  public:
   using State = typename Types::StateType;
   using Vars = typename Types::VarsType;
-
-  Context(detail::ActorApi* api, detail::ConnApi* conn) : api_(api), conn_(conn) {}
 
   /// The persisted state. Calling the non-const overload marks it changed: the runtime then
   /// saves it and, by default, holds this call's reply and events until the save is durable.
@@ -345,13 +348,13 @@ class Context {
     if (conn_ == nullptr) {
       throw ActorError(Error{"actor", "no_connection", "This call has no connection", {}, true});
     }
-    return Conn<Types>(conn_);
+    return detail::Access::make<Conn<Types>>(conn_);
   }
   bool has_conn() const { return conn_ != nullptr; }
   std::vector<Conn<Types>> conns() const {
     std::vector<Conn<Types>> out;
     for (auto* c : api_->conns()) {
-      out.emplace_back(c);
+      out.push_back(detail::Access::make<Conn<Types>>(c));
     }
     return out;
   }
@@ -368,7 +371,7 @@ class Context {
   bool aborted() const { return api_->aborted(); }
   /// The abort signal: fires when the actor begins to stop. `run` and other long work watch it
   /// and return; what is still running when the grace period ends is cancelled.
-  AbortSignal abort_signal() const { return AbortSignal(api_); }
+  AbortSignal abort_signal() const { return detail::Access::make<AbortSignal>(api_); }
   /// Starts `task` now (on the actor's strand) and keeps the actor awake until it finishes:
   ///     auto v = co_await c.keep_awake(fetch()).result();   // or just c.keep_awake(fetch());
   template <class T>
@@ -382,25 +385,28 @@ class Context {
     return track<T>(std::move(task), false);
   }
   /// Durable delayed calls of this actor's actions.
-  Schedule schedule() const { return Schedule(&api_->schedule()); }
+  Schedule schedule() const { return detail::Access::make<Schedule>(&api_->schedule()); }
   /// The actor's key-value store (kv.hpp).
-  Kv kv() const { return Kv(&api_->kv()); }
+  Kv kv() const { return detail::Access::make<Kv>(&api_->kv()); }
   /// The actor's SQLite database (database.hpp); declare it with ActorBuilder::database.
-  Database db() const { return Database(&api_->db()); }
+  Database db() const { return detail::Access::make<Database>(&api_->db()); }
   /// The actor's durable queue (queue.hpp); declare its queues with ActorBuilder::queue.
-  Queue queue() const { return Queue(&api_->queue(), conn_); }
+  Queue queue() const { return detail::Access::make<Queue>(&api_->queue(), conn_); }
   /// The actor's logger (actor_log.hpp): lines stamped with its name, key and id.
-  ActorLog log() const { return ActorLog(api_); }
+  ActorLog log() const { return detail::Access::make<ActorLog>(api_); }
   /// Other actors of the registry, to call, create and destroy (client.hpp).
-  Client client() const { return Client(&api_->client(), api_); }
+  Client client() const { return detail::Access::make<Client>(&api_->client(), api_); }
   /// Wall-clock ms since the Unix epoch, on the runtime's clock (tests may run it manually).
   std::int64_t now_ms() const { return api_->now_ms(); }
   /// The actor's strand, for Asio operations that must run with the actor's code.
   boost::asio::any_io_executor executor() const { return api_->executor(); }
 
-  detail::ActorApi* api() const { return api_; }
-
  private:
+  friend struct detail::Access;
+  template <class>
+  friend class ActorBuilder;
+  Context(detail::ActorApi* api, detail::ConnApi* conn) : api_(api), conn_(conn) {}
+  detail::ActorApi* api() const { return api_; }
   template <class T>
   BackgroundTask<T> track(Task<T> task, bool keep_awake) const {
     auto pending = std::make_shared<detail::PendingResult<T>>();
@@ -411,7 +417,7 @@ class Context {
     } else {
       api_->wait_until(std::move(runner));
     }
-    return BackgroundTask<T>(std::move(pending));
+    return detail::Access::make<BackgroundTask<T>>(std::move(pending));
   }
   detail::ActorData<Types>& data() const {
     return *static_cast<detail::ActorData<Types>*>(api_->user_data());
@@ -423,12 +429,15 @@ class Context {
 /// A finished actor definition, registered with Registry::add.
 class ActorDefinition {
  public:
-  explicit ActorDefinition(std::shared_ptr<const detail::ActorDefinitionData> data)
-      : data_(std::move(data)) {}
   const std::string& name() const { return data_->name; }
-  const std::shared_ptr<const detail::ActorDefinitionData>& data() const { return data_; }
 
  private:
+  friend struct detail::Access;
+  template <class>
+  friend class ActorBuilder;
+  explicit ActorDefinition(std::shared_ptr<const detail::ActorDefinitionData> data)
+      : data_(std::move(data)) {}
+  const std::shared_ptr<const detail::ActorDefinitionData>& data() const { return data_; }
   std::shared_ptr<const detail::ActorDefinitionData> data_;
 };
 
@@ -832,7 +841,7 @@ class ActorBuilder {
   template <class F>
   static std::function<Task<void>(detail::ActorApi*, detail::ConnApi*)> conn_hook(F f) {
     return [f](detail::ActorApi* api, detail::ConnApi* conn) -> Task<void> {
-      return detail::call_async(f, Ctx(api, conn), Conn<Types>(conn));
+      return detail::call_async(f, Ctx(api, conn), detail::Access::make<Conn<Types>>(conn));
     };
   }
 

@@ -17,6 +17,7 @@
 /// the other actor may run on another process (and may sleep and wake while it is open).
 
 #include <rivetkit/convert.hpp>
+#include <rivetkit/detail/access.hpp>
 #include <rivetkit/detail/converted.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/task.hpp>
@@ -32,8 +33,6 @@ namespace rivetkit {
 
 class ActorConnection {
  public:
-  explicit ActorConnection(std::shared_ptr<detail::ActorConnApi> impl) : impl_(std::move(impl)) {}
-
   /// Calls action `name` with `args` over the connection and converts its result to R.
   template <class R = Value, class... A>
   Task<R> action(std::string name, const A&... args) const {
@@ -59,6 +58,8 @@ class ActorConnection {
   Task<void> dispose() const { return impl_->dispose(); }
 
  private:
+  friend struct detail::Access;
+  explicit ActorConnection(std::shared_ptr<detail::ActorConnApi> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<detail::ActorConnApi> impl_;
 };
 

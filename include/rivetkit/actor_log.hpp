@@ -6,6 +6,8 @@
 ///     c.log().info("charged the card");
 ///     c.log().warn("payment declined", {{"order", order_id}, {"reason", reason}});
 
+#include <rivetkit/detail/access.hpp>
+
 #include <initializer_list>
 #include <string_view>
 #include <utility>
@@ -21,8 +23,6 @@ class ActorLog {
   /// Extra fields of one line: {"key", "value"} pairs.
   using Fields = std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
-  explicit ActorLog(detail::ActorApi* api) : api_(api) {}
-
   void trace(std::string_view message, Fields fields = {}) const { write(0, message, fields); }
   void debug(std::string_view message, Fields fields = {}) const { write(1, message, fields); }
   void info(std::string_view message, Fields fields = {}) const { write(2, message, fields); }
@@ -30,6 +30,8 @@ class ActorLog {
   void error(std::string_view message, Fields fields = {}) const { write(4, message, fields); }
 
  private:
+  friend struct detail::Access;
+  explicit ActorLog(detail::ActorApi* api) : api_(api) {}
   void write(int level, std::string_view message, Fields fields) const;
   detail::ActorApi* api_;
 };

@@ -26,6 +26,7 @@
 
 #include <rivetkit/actor_connection.hpp>
 #include <rivetkit/convert.hpp>
+#include <rivetkit/detail/access.hpp>
 #include <rivetkit/detail/converted.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/error.hpp>
@@ -56,12 +57,6 @@ struct CreateOptions {
 
 class ActorHandle {
  public:
-  ActorHandle(detail::ClientApi* api,
-              detail::ActorQuery query,
-              Value params,
-              detail::ActorApi* holder = nullptr)
-      : api_(api), query_(std::move(query)), params_(std::move(params)), holder_(holder) {}
-
   /// Calls action `name` with `args` and converts its result to R (Value: as returned). The
   /// returned task holds copies of what it needs; the handle may go before it is awaited.
   template <class R = Value, class... A>
@@ -106,13 +101,19 @@ class ActorHandle {
   /// Destroys the actor (its on_destroy runs, its connections close, its data goes).
   Task<void> destroy() const { return api_->destroy(query_); }
 
-  const detail::ActorQuery& query() const { return query_; }
-
  private:
+  friend struct detail::Access;
+  friend class Client;
+  ActorHandle(detail::ClientApi* api,
+              detail::ActorQuery query,
+              Value params,
+              detail::ActorApi* holder = nullptr)
+      : api_(api), query_(std::move(query)), params_(std::move(params)), holder_(holder) {}
+
   static Task<void> sent(Task<QueueSendResult> send) { co_await std::move(send); }
   static Task<ActorConnection> connected(Task<std::shared_ptr<detail::ActorConnApi>> connect) {
     auto impl = co_await std::move(connect);
-    co_return ActorConnection(std::move(impl));
+    co_return detail::Access::make<ActorConnection>(std::move(impl));
   }
 
   detail::ClientApi* api_;
@@ -124,10 +125,6 @@ class ActorHandle {
 /// The registry's actors as seen from inside one (`c.client()`).
 class Client {
  public:
-  /// `holder`: the actor this client belongs to (the holder of the connections it opens).
-  explicit Client(detail::ClientApi* api, detail::ActorApi* holder = nullptr)
-      : api_(api), holder_(holder) {}
-
   /// The existing actor `name` with `key` (actor.not_found when there is none).
   ActorHandle get(std::string name,
                   std::vector<std::string> key = {},
@@ -160,6 +157,11 @@ class Client {
   }
 
  private:
+  friend struct detail::Access;
+  /// `holder`: the actor this client belongs to (the holder of the connections it opens).
+  explicit Client(detail::ClientApi* api, detail::ActorApi* holder = nullptr)
+      : api_(api), holder_(holder) {}
+
   static Task<ActorHandle> created(detail::ClientApi* api,
                                    detail::ActorApi* holder,
                                    detail::ActorQuery q,

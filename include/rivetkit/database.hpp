@@ -33,6 +33,7 @@
 /// change durability, `invalid_parameter`, `result_too_large`, ...), not shown to clients unless
 /// rethrown; `database.not_enabled` (public) when the actor declares no database.
 
+#include <rivetkit/detail/access.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/error.hpp>
 #include <rivetkit/sql_types.hpp>
@@ -67,7 +68,6 @@ struct TaskResult<Task<T>> {
 /// everyone else's wait until it ends. Dropped without commit() or rollback(), it rolls back.
 class Transaction {
  public:
-  Transaction(detail::DbApi* api, std::uint64_t id) : api_(api), id_(id) {}
   Transaction(Transaction&& other) noexcept
       : api_(std::exchange(other.api_, nullptr)), id_(other.id_), ended_(other.ended_) {}
   Transaction& operator=(Transaction&&) = delete;
@@ -102,6 +102,8 @@ class Transaction {
   }
 
  private:
+  friend struct detail::Access;
+  Transaction(detail::DbApi* api, std::uint64_t id) : api_(api), id_(id) {}
   detail::DbApi* open() const {
     if (api_ == nullptr || ended_ != nullptr) {
       throw ActorError(Error{"sqlite", "transaction_closed",
@@ -125,7 +127,7 @@ inline Task<Transaction> begin_transaction(DbApi* api,
                                            std::optional<std::chrono::milliseconds> timeout) {
   auto op = api->begin(timeout);
   auto id = co_await std::move(op);
-  co_return Transaction(api, id);
+  co_return Access::make<Transaction>(api, id);
 }
 
 template <class F>
@@ -165,8 +167,6 @@ Task<typename TaskResult<std::invoke_result_t<F&, Transaction&>>::type> run_tran
 
 class Database {
  public:
-  explicit Database(detail::DbApi* api) : api_(api) {}
-
   /// Runs `sql` with positional parameters bound to `?` (or `?N`). Several statements separated
   /// by `;` run in order; the result is the last one's that returned rows.
   template <class... A>
@@ -202,6 +202,8 @@ class Database {
   }
 
  private:
+  friend struct detail::Access;
+  explicit Database(detail::DbApi* api) : api_(api) {}
   detail::DbApi* api_;
 };
 

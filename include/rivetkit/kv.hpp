@@ -24,6 +24,7 @@
 /// engine request (128 keys, 976 KiB), or deleting and putting, goes through a commit journal
 /// and costs its size twice (docs/storage.md).
 
+#include <rivetkit/detail/access.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/kv_types.hpp>
 #include <rivetkit/task.hpp>
@@ -36,8 +37,6 @@ namespace rivetkit {
 
 class Kv {
  public:
-  explicit Kv(detail::KvApi* api) : api_(api) {}
-
   /// The value of `key`, or nullopt.
   Task<std::optional<std::string>> get(std::string key) const;
   /// The value of each key, in the order given (nullopt for an absent one).
@@ -90,6 +89,8 @@ class Kv {
   }
 
  private:
+  friend struct detail::Access;
+  explicit Kv(detail::KvApi* api) : api_(api) {}
   detail::KvApi* api_;
 };
 

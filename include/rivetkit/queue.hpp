@@ -43,6 +43,7 @@
 /// RivetKit measures it (64 KiB; `queue.message_too_large`).
 
 #include <rivetkit/convert.hpp>
+#include <rivetkit/detail/access.hpp>
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/error.hpp>
 #include <rivetkit/queue_types.hpp>
@@ -72,9 +73,6 @@ inline Error queue_timed_out(std::optional<std::chrono::milliseconds> timeout) {
 /// One message taken from the queue. Valid while the actor instance that returned it runs.
 class QueueMessage {
  public:
-  QueueMessage(detail::QueueApi* api, detail::QueueMessageData data)
-      : api_(api), data_(std::move(data)) {}
-
   std::uint64_t id() const { return data_.id; }
   const std::string& name() const { return data_.name; }
   const Value& body() const { return data_.body; }
@@ -99,15 +97,16 @@ class QueueMessage {
   }
 
  private:
+  friend struct detail::Access;
+  friend class Queue;
+  QueueMessage(detail::QueueApi* api, detail::QueueMessageData data)
+      : api_(api), data_(std::move(data)) {}
   detail::QueueApi* api_;
   detail::QueueMessageData data_;
 };
 
 class Queue {
  public:
-  /// `scope`: whose completable messages block whose receives (the calling connection).
-  Queue(detail::QueueApi* api, const void* scope) : api_(api), scope_(scope) {}
-
   /// Sends `body` to this actor's queue `name`; resumes once the message is durable.
   template <class T>
   Task<void> send(std::string name, const T& body) const {
@@ -167,7 +166,7 @@ class Queue {
     std::vector<QueueMessage> out;
     out.reserve(list.size());
     for (auto& m : list) {
-      out.emplace_back(api, std::move(m));
+      out.push_back(QueueMessage(api, std::move(m)));
     }
     co_return out;
   }
@@ -182,6 +181,10 @@ class Queue {
     }
     co_return QueueMessage(api, std::move(list.front()));
   }
+
+  friend struct detail::Access;
+  /// `scope`: whose completable messages block whose receives (the calling connection).
+  Queue(detail::QueueApi* api, const void* scope) : api_(api), scope_(scope) {}
 
   detail::QueueApi* api_;
   const void* scope_;

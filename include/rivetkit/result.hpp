@@ -12,6 +12,8 @@ template <class T>
 using Result = tl::expected<T, Error>;
 
 /// Builds the error side of a Result: `return fail(Error{...});`
-inline tl::unexpected<Error> fail(Error e) { return tl::unexpected<Error>(std::move(e)); }
+inline tl::unexpected<Error> fail(Error e) {
+  return tl::unexpected<Error>(std::move(e));
+}
 
 }  // namespace rivetkit

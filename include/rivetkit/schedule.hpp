@@ -16,8 +16,8 @@
 namespace rivetkit {
 
 struct ScheduledEvent {
-  std::string id;           // UUID v4
-  std::int64_t at_ms = 0;   // when it is due, ms since the Unix epoch
+  std::string id;          // UUID v4
+  std::int64_t at_ms = 0;  // when it is due, ms since the Unix epoch
   std::string action;
   Array args;
   std::uint32_t attempts = 0;  // failed runs so far

@@ -26,7 +26,7 @@ Runtime::Runtime(asio::io_context& io,
                  std::vector<ActorDefinition> definitions)
     : io_(io), config_(std::move(config)) {
   for (auto& def : definitions) {
-    definitions_[def.name()] = def.data();
+    definitions_[def.name()] = detail::Access::data(def);
   }
   // Every slot gets a strand. Asio's strand service hands each new strand one of its 193 shared
   // mutexes and allocates a mutex the first time it is handed out: during a burst of actor starts

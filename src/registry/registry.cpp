@@ -2,6 +2,7 @@
 
 #include "core/runtime.hpp"
 #include "net/metrics_endpoint.hpp"
+#include "registry/client_names.hpp"
 #include "registry/command_line.hpp"
 #include "registry/mode.hpp"
 #include "registry/type_declarations.hpp"
@@ -126,6 +127,9 @@ Result<void> Registry::start(RegistryConfig config) {
   }
   impl_->running = true;
   log::info("{}", impl_->mode->describe(impl_->definitions.size()));
+  for (const auto& warning : registry::hidden_action_warnings(impl_->definitions)) {
+    log::warn("{}", warning);
+  }
   return {};
 }
 

@@ -118,7 +118,7 @@ std::string type_declarations(const std::vector<ActorDefinition>& definitions) {
   // Actor bodies first: describing them declares the struct interfaces, written above them.
   std::ostringstream actors;
   for (std::size_t i = 0; i < definitions.size(); ++i) {
-    const auto& data = *definitions[i].data();
+    const auto& data = *detail::Access::data(definitions[i]);
     const auto& types = data.types;
     ActionNode root;
     for (const auto& [name, describe] : types.actions) {

@@ -114,7 +114,8 @@ rivetkit::ActorDefinition db_probe() {
             rivetkit::SqlParams p;
             p.positional = std::move(params);
             try {
-              auto r = co_await c.api()->db().execute(std::move(sql), std::move(p));
+              auto r = co_await rivetkit::detail::Access::api(c)->db().execute(std::move(sql),
+                                                                               std::move(p));
               co_return result_value(r);
             } catch (const rivetkit::ActorError& e) {
               co_return error_value(e.error());

@@ -309,7 +309,7 @@ rivetkit::ActorDefinition db_actor_raw() {
               })
       .action("concurrentTransactions",
               [](auto& c) -> rivetkit::Task<std::vector<std::string>> {
-                auto started = c.api()->make_latch();
+                auto started = rivetkit::detail::Access::api(c)->make_latch();
                 auto first = c.keep_awake(slow_transaction(c, "first-start", "first-end", started));
                 co_await started->wait();
                 auto second = c.keep_awake(insert_in_transaction(c, "second"));
@@ -322,7 +322,7 @@ rivetkit::ActorDefinition db_actor_raw() {
               })
       .action("transactionParksOrdinarySql",
               [](auto& c) -> rivetkit::Task<std::vector<std::string>> {
-                auto started = c.api()->make_latch();
+                auto started = rivetkit::detail::Access::api(c)->make_latch();
                 auto tx = c.keep_awake(slow_transaction(c, "tx-start", "tx-end", started));
                 auto ordinary = c.keep_awake(ordinary_insert(c, "ordinary", started));
                 co_await tx.result();

@@ -137,7 +137,7 @@ rivetkit::ActorDefinition queue_actor() {
       .action("waitForAbort",
               [](auto& c) -> rivetkit::Task<bool> {
                 // Destroyed 10 ms into the wait: the receive ends with actor.aborted.
-                c.wait_until(destroy_in_10ms(c.api()));
+                c.wait_until(destroy_in_10ms(rivetkit::detail::Access::api(c)));
                 rivetkit::QueueReceive r;
                 r.names = {"abort"};
                 r.timeout = 10'000ms;
@@ -155,7 +155,7 @@ rivetkit::ActorDefinition queue_actor() {
       // A cancel given but never fired; the actor's destroy ends the wait.
       .action("waitForActorAbortWithSignal",
               [](auto& c) {
-                c.wait_until(destroy_in_10ms(c.api()));
+                c.wait_until(destroy_in_10ms(rivetkit::detail::Access::api(c)));
                 return abort_of_wait(c, rivetkit::ReceiveCancel{});
               })
       // The suite's iterator with an aborted signal: the loop ends with actor.aborted.

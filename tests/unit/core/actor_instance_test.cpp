@@ -176,7 +176,7 @@ class InstanceTest : public ::testing::Test {
   std::shared_ptr<Recorder> rec = std::make_shared<Recorder>();
 
   std::shared_ptr<ActorInstance> make(ActorDefinition def, ActorOptions options = {}) {
-    auto data = std::make_shared<detail::ActorDefinitionData>(*def.data());
+    auto data = std::make_shared<detail::ActorDefinitionData>(*detail::Access::data(def));
     data->options = std::move(options);
     ActorInstance::Spec spec;
     spec.actor_id = "actor1";

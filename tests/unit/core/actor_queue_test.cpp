@@ -582,7 +582,7 @@ TEST_F(ActorQueueTest, WaitForNamesAndWaitForNamesAvailable) {
   EXPECT_EQ(queue->size(), 2u) << "waiting for availability takes nothing";
 
   int scope = 0;
-  Queue q(queue.get(), &scope);
+  Queue q = detail::Access::make<Queue>(queue.get(), static_cast<const void*>(&scope));
   auto [body, error] = call(wait_for_names_one(q, {"b"}, QueueReceive{}));
   ASSERT_TRUE(body) << code_of(error);
   EXPECT_EQ(*body, Value(2));

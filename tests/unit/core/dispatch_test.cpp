@@ -103,7 +103,7 @@ class DispatchTest : public testing::RuntimeHarness {
     }
     auto store = store_;
     auto driver = &driver_;
-    auto data = def().data();
+    auto data = detail::Access::data(def());
     auto factory = [store, driver, data, actor_id]() {
       return spec(store, driver, data, actor_id);
     };

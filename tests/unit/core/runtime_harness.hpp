@@ -138,7 +138,7 @@ class RuntimeHarness : public ::testing::Test {
   Task<Result<std::shared_ptr<ActorInstance>>> acquire() {
     auto store = store_;
     auto driver = &driver_;
-    auto data = def().data();
+    auto data = detail::Access::data(def());
     auto grace = first_request_grace_;
     auto factory = [store, driver, data, grace]() -> Task<Result<ActorInstance::Spec>> {
       return make_spec(store, driver, data, grace);
