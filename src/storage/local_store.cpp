@@ -915,15 +915,12 @@ class LocalStoreImpl final : public LocalStore,
           if (query.key) {
             s.bind_text(4, *query.key);
           }
-          while (true) {
-            auto row = s.step();
-            if (!row) {
-              return fail(std::move(row.error()));
-            }
-            if (!*row) {
-              break;
-            }
-            out.push_back(read_record(s));
+          auto done = for_each_row(s, [&out](const Statement& row) -> Result<void> {
+            out.push_back(read_record(row));
+            return {};
+          });
+          if (!done) {
+            return fail(std::move(done.error()));
           }
           return out;
         });
@@ -935,16 +932,12 @@ class LocalStoreImpl final : public LocalStore,
       Out out;
       Statement& s = c.live_counts;
       StatementScope scope(s);
-      while (true) {
-        auto row = s.step();
-        if (!row) {
-          return fail(std::move(row.error()));
-        }
-        if (!*row) {
-          break;
-        }
-        out.emplace_back(std::string(s.column_text(0)),
-                         static_cast<std::uint64_t>(s.column_int64(1)));
+      auto done = for_each_row(s, [&out](const Statement& row) -> Result<void> {
+        out.emplace_back(row.column_text(0), static_cast<std::uint64_t>(row.column_int64(1)));
+        return {};
+      });
+      if (!done) {
+        return fail(std::move(done.error()));
       }
       return out;
     });

@@ -3,27 +3,13 @@
 // usernames from connection params, and connections without a valid one refused.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { ActorError, createClient, disposeClient, suiteTimeout, uniqueKey, useServer, waitFor, withTimeout } from "../lib/server.mjs";
+import { examplePath, isUserError } from "../lib/example.mjs";
 
 const T = { timeout: 60_000 };
 
-function examplePath() {
-	const bin = process.env.RIVETKIT_EXAMPLE_CHAT_ROOM;
-	if (!bin || !existsSync(bin)) {
-		throw new Error(`RIVETKIT_EXAMPLE_CHAT_ROOM=${bin ?? ""} does not name the built rivetkit_chat_room (ctest sets it)`);
-	}
-	return bin;
-}
-
-function isUserError(err, code) {
-	assert.ok(err instanceof ActorError, `expected an ActorError, got ${err?.stack ?? err}`);
-	assert.equal(`${err.group}.${err.code}`, `user.${code}`, `error: ${err.message}`);
-	return true;
-}
-
 describe("example chat-room", { timeout: suiteTimeout(240_000) }, () => {
-	const env = useServer(undefined, { binary: examplePath() });
+	const env = useServer(undefined, { binary: examplePath("RIVETKIT_EXAMPLE_CHAT_ROOM") });
 	const room = (key, username) => env.client.chatRoom.getOrCreate([key], { params: { username } });
 
 	it("a message reaches every connection of the room and is kept in history", T, env.wrap(async () => {

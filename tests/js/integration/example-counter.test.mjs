@@ -3,31 +3,13 @@
 // would overflow its int64 count, which is a clean user error and not a crashed server.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { ActorError, ENCODING, MODE, suiteTimeout, uniqueKey, useServer, waitFor } from "../lib/server.mjs";
+import { examplePath, isUserError } from "../lib/example.mjs";
 
 const T = { timeout: 30_000 };
 
-/** The example binary, from env RIVETKIT_EXAMPLE_COUNTER (ctest sets it). */
-function exampleCounterPath() {
-	const bin = process.env.RIVETKIT_EXAMPLE_COUNTER;
-	if (!bin || !existsSync(bin)) {
-		throw new Error(
-			`RIVETKIT_EXAMPLE_COUNTER=${bin ?? ""} does not name the built rivetkit_counter ` +
-				"(ctest sets it to $<TARGET_FILE:rivetkit_counter>)",
-		);
-	}
-	return bin;
-}
-
-function assertActorError(err, group, code) {
-	assert.ok(err instanceof ActorError, `expected an ActorError, got ${err?.stack ?? err}`);
-	assert.equal(`${err.group}.${err.code}`, `${group}.${code}`, `error: ${err.message}`);
-	return true;
-}
-
 describe(`example counter [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(180_000) }, () => {
-	const env = useServer(undefined, { binary: exampleCounterPath() });
+	const env = useServer(undefined, { binary: examplePath("RIVETKIT_EXAMPLE_COUNTER") });
 
 	it("increment(5) -> 5, getCount() -> 5, and connections get newCount", T, env.wrap(async () => {
 		const h = env.client.counter.getOrCreate([uniqueKey("quickstart")]);
@@ -48,7 +30,7 @@ describe(`example counter [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(180_0
 		const MAX = 9223372036854775807n;
 		const h = env.client.counter.getOrCreate([uniqueKey("overflow")]);
 		assert.equal(Number(await h.increment(MAX)), Number(MAX));
-		await assert.rejects(h.increment(MAX), (err) => assertActorError(err, "user", "count_overflow"));
+		await assert.rejects(h.increment(MAX), (err) => isUserError(err, "count_overflow"));
 		await assert.rejects(h.increment(-MAX - 1n - MAX), (err) => err instanceof ActorError);  // not an int64
 		assert.equal(Number(await h.getCount()), Number(MAX));
 		assert.ok(env.server.running, "the server is still running");

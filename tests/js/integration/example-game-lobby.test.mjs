@@ -4,27 +4,13 @@
 // killed still starts the game after the restart.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { ActorError, MODE, createClient, disposeClient, suiteTimeout, uniqueKey, useServer, waitFor, withTimeout } from "../lib/server.mjs";
+import { examplePath, isUserError } from "../lib/example.mjs";
 
 const T = { timeout: 90_000 };
 
-function examplePath() {
-	const bin = process.env.RIVETKIT_EXAMPLE_GAME_LOBBY;
-	if (!bin || !existsSync(bin)) {
-		throw new Error(`RIVETKIT_EXAMPLE_GAME_LOBBY=${bin ?? ""} does not name the built rivetkit_game_lobby (ctest sets it)`);
-	}
-	return bin;
-}
-
-function isUserError(err, code) {
-	assert.ok(err instanceof ActorError, `expected an ActorError, got ${err?.stack ?? err}`);
-	assert.equal(`${err.group}.${err.code}`, `user.${code}`, `error: ${err.message}`);
-	return true;
-}
-
 describe("example game-lobby", { timeout: suiteTimeout(300_000) }, () => {
-	const env = useServer(undefined, { binary: examplePath() });
+	const env = useServer(undefined, { binary: examplePath("RIVETKIT_EXAMPLE_GAME_LOBBY") });
 	const lobby = (key, input) => env.client.gameLobby.getOrCreate([key], { createWithInput: input });
 
 	it("everyone ready -> a countdown -> the game starts and every connection hears it", T, env.wrap(async () => {
