@@ -54,6 +54,13 @@ struct RegistryConfig {
   /// driver test suite) and create_vars sees DriverContext::is_test. Never for production.
   bool test_mode = false;
 
+  /// RIVET_INSPECTOR_DISABLE=1: the inspector (`/inspector/...` of every actor) is not served.
+  bool inspector = true;
+  /// _RIVET_TEST_INSPECTOR_TOKEN: a token every actor's inspector accepts instead of its own, as
+  /// RivetKit's test override (Rivet's driver suite); in test mode (test_mode) it defaults to
+  /// `token`, as RivetKit's. Never for production.
+  std::optional<std::string> inspector_test_token;
+
   /// RIVET_ENDPOINT / --endpoint: when set, engine mode: this process is an envoy of that engine.
   std::optional<std::string> endpoint;
   /// RIVET_NAMESPACE, RIVET_TOKEN, RIVET_POOL

@@ -4,6 +4,8 @@
 #include "core/actor/hook_runner.hpp"
 #include "core/actor/stored_value.hpp"
 #include "core/errors.hpp"
+#include "core/inspector/inspector.hpp"
+#include "core/inspector/inspector_token.hpp"
 #include "core/keys.hpp"
 #include "core/strand_latch.hpp"
 #include "util/log.hpp"
@@ -134,6 +136,9 @@ Task<Result<void>> ActorInstance::start() {
     storage::ActorWrite write;
     write.state = bytes;
     write.has_initialized = true;
+    if (auto token = inspector::token_for_new_actor(config_)) {
+      write.kv.put(inspector::token_key(), std::move(*token));
+    }
     // What the migrations and the creation hooks did to the database and the queue commits
     // with it.
     storage_.queue.take_changes(write);

@@ -178,6 +178,12 @@ class ActorInstance final : public detail::ActorApi,
   detail::QueueApi& queue() override { return storage_.queue; }
   /// The queue as the runtime uses it (client sends).
   ActorQueue& queue_part() { return storage_.queue; }
+  /// The KV and the database as the runtime uses them (the inspector).
+  ActorKv& kv_part() { return storage_.kv; }
+  ActorDatabase& database_part() { return storage_.db; }
+  /// Counts work that arrived from outside without a connection (an inspector request) as an
+  /// action: it keeps the actor awake and a stop waits for it, while the returned value lives.
+  SleepGates::Work track_request() { return track(WorkKind::kAction); }
   detail::ClientApi& client() override { return driver_->actor_client(); }
 
   /// Why the idle rule would not put this actor to sleep now; nullopt when it may sleep.

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace rivetkit::core {
 
@@ -22,6 +24,10 @@ struct RuntimeConfig {
   std::size_t max_waiting_commands = 1024;
   /// How long a command waits for an instance that takes it.
   std::chrono::milliseconds instance_wait = std::chrono::seconds(30);
+  /// The inspector (core/inspector): served at all (RIVET_INSPECTOR_DISABLE=1 turns it off), and
+  /// the token every actor accepts instead of its own (_RIVET_TEST_INSPECTOR_TOKEN, tests only).
+  bool inspector_enabled = true;
+  std::optional<std::string> inspector_test_token;
   /// Every timer of the runtime; tests substitute a util::ManualClock.
   std::shared_ptr<util::Clock> clock = std::make_shared<util::SystemClock>();
 };

@@ -74,7 +74,8 @@ bool header_routed(const net::HttpRequest& req) {
 }  // namespace
 
 unsigned engine_status(const Error& e) {
-  if ((e.group == "actor" && e.code == "not_found") || (e.group == "guard" && e.code == "no_route")
+  if ((e.group == "actor" && (e.code == "not_found" || e.code == "kv_key_not_found"))
+      || (e.group == "guard" && e.code == "no_route")
       || (e.group == "api" && e.code == "not_found")) {
     return 404;
   }

@@ -301,6 +301,45 @@ Task<net::HttpResponse> destroy_route(std::shared_ptr<LocalContext> ctx, std::st
   co_return json_response(Value{Object{}});
 }
 
+// GET /actors/{id}/kv/keys/{base64 key}: one key of the actor's KV as the engine's API answers
+// it ({value: base64, update_ts}); how an operator or Rivet's dashboard reads the inspector
+// token (key 0x03, "Aw==") in both modes. The actor may be asleep: the store answers.
+Task<net::HttpResponse> kv_get_route(std::shared_ptr<LocalContext> ctx,
+                                     std::string actor_id,
+                                     std::string raw_key) {
+  auto key = util::percent_decode(raw_key);
+  auto bytes = key ? protocol::base64_decode(*key) : std::nullopt;
+  if (!bytes) {
+    co_return engine_error(
+        Error{"api", "invalid_request", "The key must be base64", std::nullopt, true});
+  }
+  auto get_op = ctx->store->get_actor(actor_id);
+  auto record = co_await std::move(get_op);
+  if (!record) {
+    co_return engine_error(record.error());
+  }
+  if (!*record || (*record)->destroy_ts) {
+    co_return engine_error(core::actor_not_found(actor_id));
+  }
+  auto store = ctx->store->actor_store(actor_id);
+  std::vector<std::string> keys;
+  keys.emplace_back(bytes->begin(), bytes->end());
+  auto read_op = store->kv_get(std::move(keys));
+  auto values = co_await std::move(read_op);
+  if (!values) {
+    co_return engine_error(values.error());
+  }
+  if (!values->front()) {
+    co_return engine_error(
+        Error{"actor", "kv_key_not_found", "The KV key was not found", std::nullopt, true});
+  }
+  const auto& value = *values->front();
+  co_return json_response(Value::object(
+      {{"value", protocol::base64_encode(std::span<const std::uint8_t>(
+                     reinterpret_cast<const std::uint8_t*>(value.data()), value.size()))},
+       {"update_ts", ctx->clock().now_ms()}}));
+}
+
 }  // namespace
 
 Value actor_json(const storage::ActorRecord& r) {
@@ -342,6 +381,13 @@ Task<net::HttpResponse> handle_rest(std::shared_ptr<LocalContext> ctx, net::Http
     }
     co_return json_response(
         Value::object({{"names", names}, {"pagination", Value::object({{"cursor", Value{}}})}}));
+  } else if (auto kv = path.find("/kv/keys/");
+             path.substr(0, 8) == "/actors/" && kv != std::string_view::npos && method == "GET") {
+    auto id = util::percent_decode(path.substr(8, kv - 8));
+    if (id && !id->empty() && id->find('/') == std::string::npos) {
+      auto op = kv_get_route(ctx, std::move(*id), std::string(path.substr(kv + 9)));
+      co_return co_await std::move(op);
+    }
   } else if (path.substr(0, 8) == "/actors/" && method == "DELETE") {
     auto id = util::percent_decode(path.substr(8));
     if (id && !id->empty() && id->find('/') == std::string::npos) {

@@ -103,6 +103,15 @@ Result<RegistryConfig> RegistryConfig::from_env() {
                         std::nullopt, true});
     }
   }
+  if (auto v = env("RIVET_INSPECTOR_DISABLE")) {
+    if (*v == "1" || *v == "true") {
+      c.inspector = false;
+    } else if (*v != "0" && *v != "false") {
+      return fail(Error{"config", "invalid_value", "RIVET_INSPECTOR_DISABLE must be 1 or 0",
+                        std::nullopt, true});
+    }
+  }
+  c.inspector_test_token = env("_RIVET_TEST_INSPECTOR_TOKEN");
   c.endpoint = env("RIVET_ENDPOINT");
   if (!c.endpoint) {
     c.endpoint = env("RIVET_ENGINE");

@@ -102,6 +102,12 @@ Result<void> Registry::start(RegistryConfig config) {
   runtime_config.max_incoming_message_size = config.max_incoming_message_size;
   runtime_config.max_outgoing_message_size = config.max_outgoing_message_size;
   runtime_config.test_mode = config.test_mode;
+  runtime_config.inspector_enabled = config.inspector;
+  // Test mode accepts RivetKit's test token `token` (Rivet's driver suite) unless overridden.
+  runtime_config.inspector_test_token =
+      config.inspector_test_token
+          ? config.inspector_test_token
+          : (config.test_mode ? std::optional<std::string>("token") : std::nullopt);
   runtime_config.driver = DriverContext{impl_->mode->name(), config.test_mode, config.region};
   impl_->runtime = std::make_unique<core::Runtime>(*impl_->io, runtime_config, impl_->definitions);
   unsigned threads = config.worker_threads != 0 ? config.worker_threads

@@ -37,7 +37,14 @@ const known = knownPath && existsSync(knownPath) ? JSON.parse(readFileSync(known
 function reasonFor(file, title) {
 	for (const k of known) {
 		if (k.file !== file) continue;
-		if (k.test === "*" || k.test === title || (k.test.endsWith("*") && title.startsWith(k.test.slice(0, -1)))) {
+		// "*" any test, "prefix*" a title's start, "*part*" anywhere in it.
+		const contains = k.test.length > 2 && k.test.startsWith("*") && k.test.endsWith("*");
+		if (
+			k.test === "*" ||
+			k.test === title ||
+			(contains && title.includes(k.test.slice(1, -1))) ||
+			(!contains && k.test.endsWith("*") && title.startsWith(k.test.slice(0, -1)))
+		) {
 			return k.reason;
 		}
 	}

@@ -60,27 +60,54 @@ Task<void> ActorKv::write(std::vector<detail::KvWrite> writes) {
   if (!batch) {
     throw ActorError(batch.error());
   }
-  if (batch->empty()) {
-    co_return;
+  auto op = commit_batch(std::move(*batch));
+  auto r = co_await std::move(op);
+  if (!r) {
+    throw ActorError(r.error());
+  }
+}
+
+Task<Result<void>> ActorKv::commit_batch(storage::KvBatch batch) {
+  if (batch.empty()) {
+    co_return Result<void>{};
   }
   if (host_.kv_loading()) {
     storage::ActorWrite write;
-    write.kv = std::move(*batch);
+    write.kv = std::move(batch);
     auto op = store_.commit(std::move(write));
     auto r = co_await std::move(op);
     if (!r) {
       log::error("KV write failed actor_id={}: {}.{}: {}", actor_id_, r.error().group,
                  r.error().code, r.error().message);
-      throw ActorError(r.error());
     }
-    co_return;
+    co_return r;
   }
-  unsaved_.append(std::move(*batch));
+  unsaved_.append(std::move(batch));
   auto op = host_.save_now();
-  auto r = co_await std::move(op);
-  if (!r) {
-    throw ActorError(r.error());
+  co_return co_await std::move(op);
+}
+
+Task<Result<std::optional<std::string>>> ActorKv::runtime_get(std::string key) {
+  auto hold = host_.hold();
+  std::vector<std::string> keys;
+  keys.push_back(std::move(key));
+  auto op = store_.kv_get(std::move(keys));
+  auto values = co_await std::move(op);
+  if (!values) {
+    co_return fail(values.error());
   }
+  co_return std::move(values->front());
+}
+
+Task<Result<void>> ActorKv::runtime_put(std::string key, std::string value) {
+  auto hold = host_.hold();
+  if (!host_.kv_open()) {
+    co_return fail(user_kv::actor_stopped());
+  }
+  storage::KvBatch batch;
+  batch.put(std::move(key), std::move(value));
+  auto op = commit_batch(std::move(batch));
+  co_return co_await std::move(op);
 }
 
 void ActorKv::take_changes(storage::ActorWrite& write) {

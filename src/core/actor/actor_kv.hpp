@@ -49,8 +49,16 @@ class ActorKv final : public detail::KvApi {
   /// Moves the batches not yet written into `write` (in call order).
   void take_changes(storage::ActorWrite& write);
 
+  // ---- the runtime's own keys (outside the user namespace; e.g. the inspector token) ----------
+  /// The value of runtime key `key` (nullopt: absent).
+  Task<Result<std::optional<std::string>>> runtime_get(std::string key);
+  /// Writes runtime key `key` with the turn's changes; resumes once that write is durable.
+  Task<Result<void>> runtime_put(std::string key, std::string value);
+
  private:
   void check_open() const;
+  /// Commits `batch` (already mapped) with the turn's changes, or at once while loading.
+  Task<Result<void>> commit_batch(storage::KvBatch batch);
 
   std::string actor_id_;  // for logs
   storage::ActorStore& store_;

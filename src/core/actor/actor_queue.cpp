@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <limits>
 
 namespace rivetkit::core {
 
@@ -276,6 +277,43 @@ std::uint64_t ActorQueue::enqueue(std::string name, Value body) {
   host_.queue_changed();
   wake_receivers();
   return id;
+}
+
+std::size_t ActorQueue::max_size() const {
+  return definition_.options.max_queue_size;
+}
+
+std::vector<ActorQueue::Listed> ActorQueue::list(std::size_t limit) const {
+  std::vector<Listed> out;
+  out.reserve(std::min(limit, messages_.size()));
+  for (const auto& [id, m] : messages_) {
+    if (out.size() >= limit) {
+      break;
+    }
+    out.push_back(Listed{id, m.name, m.created_at});
+  }
+  return out;
+}
+
+std::optional<ActorQueue::Listed> ActorQueue::find(std::uint64_t id) const {
+  auto it = messages_.find(id);
+  if (it == messages_.end()) {
+    return std::nullopt;
+  }
+  return Listed{id, it->second.name, it->second.created_at};
+}
+
+void ActorQueue::reset() {
+  check_open();
+  if (messages_.empty()) {
+    return;
+  }
+  // One range over the message keys (dead letters are under another tag).
+  unsaved_.remove_range(queue_keys::message_key(0),
+                        queue_keys::message_key(std::numeric_limits<std::uint64_t>::max()));
+  unsaved_.remove(queue_keys::message_key(std::numeric_limits<std::uint64_t>::max()));
+  messages_.clear();
+  host_.queue_changed();
 }
 
 void ActorQueue::wake_receivers() {

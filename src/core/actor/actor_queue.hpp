@@ -136,6 +136,22 @@ class ActorQueue final : public detail::QueueApi {
 
   std::size_t size() const override { return messages_.size(); }
   std::size_t dead_letter_count() const { return dead_.size(); }
+  /// The most messages (dead letters included) the queue holds (ActorOptions::max_queue_size).
+  std::size_t max_size() const;
+
+  // ---- what the inspector sees and does (core/inspector) ----------------------------------------
+  struct Listed {
+    std::uint64_t id = 0;
+    std::string name;
+    std::int64_t created_at_ms = 0;
+  };
+  /// The first `limit` waiting messages, oldest first.
+  std::vector<Listed> list(std::size_t limit) const;
+  /// The message `id` as list() shows it (a message just enqueued).
+  std::optional<Listed> find(std::uint64_t id) const;
+  /// Deletes every waiting message (dead letters stay); ids go on from where they were. The
+  /// caller's reply waits for the write that makes it durable.
+  void reset();
   /// Test hook: waiting receives and callers with completable messages tracked now.
   std::size_t tracked_for_test() const { return receivers_.size() + outstanding_.size(); }
 

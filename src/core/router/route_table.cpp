@@ -49,6 +49,9 @@ Route route_http(std::string_view method, std::string_view target) {
     route.rest = std::string(p.substr(7));
   } else if (under(p, "/request", route.rest)) {
     route.surface = Surface::kRawHttp;
+  } else if (starts_with(p, "/inspector/")) {
+    route.surface = Surface::kInspector;
+    route.rest = std::string(p.substr(10));  // "/state", "/action/x", ...
   } else if (method == "GET" && p == "/metadata") {
     route.surface = Surface::kMetadata;
   } else if (method == "GET" && p == "/health") {
@@ -96,6 +99,11 @@ Task<net::HttpResponse> ActorRouter::handle_http(ActorTarget target,
     case router::Surface::kRawHttp: {
       auto op = router::raw_http(std::move(target), std::move(request), std::move(route.rest),
                                  std::move(route.search), encoding);
+      co_return co_await std::move(op);
+    }
+    case router::Surface::kInspector: {
+      auto op = router::inspector_http(std::move(target), std::move(request), std::move(route.rest),
+                                       std::move(route.search));
       co_return co_await std::move(op);
     }
     case router::Surface::kMetadata:

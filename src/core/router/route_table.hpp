@@ -11,6 +11,7 @@ enum class Surface {
   kHttpAction,    // POST /action/{name}
   kQueueSend,     // POST /queue/{name}
   kRawHttp,       // ANY /request[/...]
+  kInspector,     // ANY /inspector/...
   kMetadata,      // GET /metadata
   kHealth,        // GET /health
   kBanner,        // GET /

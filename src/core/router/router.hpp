@@ -9,6 +9,7 @@
 //   ANY  /request[/...]    raw HTTP to on_request                           raw_http.cpp
 //   WS   /connect          the connection protocol (Init, actions, events)  connect_session.cpp
 //   WS   /websocket[/...]  raw WebSocket to on_websocket (any other path) raw_websocket_session.cpp
+//   ANY  /inspector/...    the inspector (token required; JSON)             inspector_http.cpp
 //   GET  /metadata, /health, /   framework routes                           route_table.cpp
 //
 // Runs on the caller's executor; the runtime runs the commands on the actor's strand. Every

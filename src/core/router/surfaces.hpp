@@ -61,6 +61,10 @@ Task<net::HttpResponse> raw_http(ActorTarget target,
                                  std::string path,
                                  std::string search,
                                  protocol::client::Encoding encoding);
+Task<net::HttpResponse> inspector_http(ActorTarget target,
+                                       net::HttpRequest req,
+                                       std::string path,
+                                       std::string search);
 Task<void> connect(ActorTarget target,
                    net::HttpRequest req,
                    std::string search,

@@ -4,10 +4,11 @@
 // names its reply type; Runtime::dispatch hands a command to the actor's current instance (waking
 // or waiting for it) and answers with that reply (core/runtime/actor_slot.hpp).
 //
-// Room is left for the inspector: a new kind of work is a new struct here, a case in
-// core/runtime/command_runner.cpp and a surface in core/router/.
+// A new kind of work is a new struct here, a case in core/runtime/command_runner.cpp and a
+// surface in core/router/.
 
 #include "core/connection.hpp"
+#include "core/inspector/inspector_request.hpp"
 #include "net/websocket.hpp"
 #include "protocol/client/messages.hpp"
 #include <rivetkit/http.hpp>
@@ -109,13 +110,24 @@ struct ConnectionClosedCommand {
   bool wake = false;
 };
 
+/// A request of the actor's inspector (core/inspector), with the token it presented. RunAction
+/// runs on a connection that lives for the call, as an HTTP action.
+struct InspectorCommand {
+  using Reply = Value;
+  std::optional<std::string> token;
+  inspector::InspectorRequest request;
+  Value params;
+  protocol::client::Encoding encoding = protocol::client::Encoding::kJson;
+};
+
 using Command = std::variant<HttpActionCommand,
                              QueueSendCommand,
                              RawRequestCommand,
                              OpenConnectionCommand,
                              ConnectionMessageCommand,
                              RawMessageCommand,
-                             ConnectionClosedCommand>;
+                             ConnectionClosedCommand,
+                             InspectorCommand>;
 
 using Reply = std::variant<Value, QueueSent, Response, OpenedConnection, Delivered, bool>;
 

@@ -1,6 +1,7 @@
 #include "core/runtime/command_runner.hpp"
 
 #include "core/errors.hpp"
+#include "core/inspector/inspector.hpp"
 #include "util/log.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -298,6 +299,43 @@ Task<Attempt> connection_closed(std::shared_ptr<ActorInstance> instance,
   co_return Result<Reply>(Reply(handled));
 }
 
+// An inspector request: the token first, then the request; an action runs on a short-lived
+// connection, as an HTTP action does.
+Task<Attempt> inspector_request(std::shared_ptr<ActorInstance> instance,
+                                InspectorCommand& command,
+                                std::function<void()> decided) {
+  auto work = instance->track_request();
+  auto auth_op = inspector::authorize(*instance, std::move(command.token));
+  auto authorized = co_await std::move(auth_op);
+  if (!authorized) {
+    decided();
+    co_return Result<Reply>(fail(authorized.error()));
+  }
+  if (auto* action = std::get_if<inspector::RunAction>(&command.request)) {
+    auto open_op = open_transient(*instance, ConnKind::kHttp, command.params, action->request,
+                                  command.encoding, decided);
+    auto opened = co_await std::move(open_op);
+    if (auto* ended = std::get_if<Attempt>(&opened)) {
+      co_return std::move(*ended);
+    }
+    auto conn = std::get<std::shared_ptr<Connection>>(std::move(opened));
+    auto action_op =
+        instance->run_action(conn.get(), std::move(action->name), std::move(action->args));
+    auto result = co_await std::move(action_op);
+    Result<Value> output = result ? Result<Value>(Value::object({{"output", std::move(*result)}}))
+                                  : Result<Value>(fail(result.error()));
+    auto reply_op = finished_reply(*instance, std::move(conn), std::move(output));
+    co_return co_await std::move(reply_op);
+  }
+  decided();
+  auto answer_op = inspector::answer(*instance, std::move(command.request));
+  auto answered = co_await std::move(answer_op);
+  if (!answered) {
+    co_return Result<Reply>(fail(answered.error()));
+  }
+  co_return Result<Reply>(Reply(std::move(*answered)));
+}
+
 }  // namespace
 
 Task<Attempt> run_command(std::shared_ptr<ActorInstance> instance,
@@ -326,6 +364,8 @@ Task<Attempt> run_command(std::shared_ptr<ActorInstance> instance,
     }
   } else if (auto* w = std::get_if<RawMessageCommand>(&command)) {
     op.emplace(raw_message(std::move(instance), *w, std::move(decided)));
+  } else if (auto* i = std::get_if<InspectorCommand>(&command)) {
+    op.emplace(inspector_request(std::move(instance), *i, std::move(decided)));
   } else {
     // The end of a connection decides as it finishes (the dispatcher's turn ends then).
     op.emplace(connection_closed(std::move(instance), std::get<ConnectionClosedCommand>(command)));

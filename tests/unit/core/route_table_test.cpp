@@ -29,6 +29,13 @@ TEST(RouteTableTest, HttpPathsReachTheirSurfaces) {
   EXPECT_EQ(route_http("GET", "/request/").rest, "/");
   EXPECT_EQ(route_http("GET", "/requests").surface, Surface::kNotFound);
 
+  auto inspector = route_http("PATCH", "/inspector/state?x=1");
+  EXPECT_EQ(inspector.surface, Surface::kInspector);
+  EXPECT_EQ(inspector.rest, "/state");
+  EXPECT_EQ(inspector.search, "?x=1");
+  EXPECT_EQ(route_http("POST", "/inspector/action/a%20b").rest, "/action/a%20b");
+  EXPECT_EQ(route_http("GET", "/inspector").surface, Surface::kNotFound);
+
   EXPECT_EQ(route_http("GET", "/metadata").surface, Surface::kMetadata);
   EXPECT_EQ(route_http("GET", "/health").surface, Surface::kHealth);
   EXPECT_EQ(route_http("GET", "/").surface, Surface::kBanner);

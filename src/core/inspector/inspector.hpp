@@ -1,0 +1,45 @@
+#pragma once
+// The inspector of one actor (core-semantics.md §9, docs/inspector.md): what its requests do,
+// on the actor's strand. The surfaces decode them (core/router/inspector_http.cpp) and the
+// command runner brings them here (core/runtime/command_runner.cpp), so local and engine mode
+// share every line of it.
+//
+// - Access: every request presents the actor's token (inspector_token.hpp) or the test override
+//   (_RIVET_TEST_INSPECTOR_TOKEN). A new actor's token is written with its creation; an actor
+//   stored before tokens existed gets one at its first inspector request.
+// - Writes (a state patch, a queue send or reset, SQL) are answered once durable, as every other
+//   reply of the runtime.
+// - Features the actor does not have answer as RivetKit does: `isStateEnabled: false`,
+//   `database.not_enabled`, `isWorkflowEnabled: false` with a null history.
+
+#include "core/actor_instance.hpp"
+#include "core/inspector/inspector_request.hpp"
+#include "core/runtime_config.hpp"
+#include <rivetkit/result.hpp>
+#include <rivetkit/task.hpp>
+
+#include <optional>
+#include <string>
+
+namespace rivetkit::core::inspector {
+
+/// 401 `inspector.unauthorized`: no token, or not the actor's.
+Error unauthorized();
+/// 404 `inspector.disabled`: the server runs with RIVET_INSPECTOR_DISABLE=1.
+Error disabled();
+/// The HTTP status of an inspector error (RivetKit's: 401, 404, 408, 400 for invalid input and
+/// features not enabled, 500 otherwise).
+unsigned status_of(const Error& error);
+
+/// The token a new actor's creation write stores under token_key(); nullopt when none is kept
+/// (the inspector is off, or the test override is set, as in RivetKit).
+std::optional<std::string> token_for_new_actor(const RuntimeConfig& config);
+
+/// Whether `presented` opens the actor's inspector.
+Task<Result<void>> authorize(ActorInstance& instance, std::optional<std::string> presented);
+
+/// Answers `request` as the JSON value RivetKit answers. RunAction is not answered here: the
+/// command runner runs it on a short-lived connection, as an HTTP action.
+Task<Result<Value>> answer(ActorInstance& instance, InspectorRequest request);
+
+}  // namespace rivetkit::core::inspector

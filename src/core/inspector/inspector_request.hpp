@@ -1,0 +1,75 @@
+#pragma once
+// What an inspector client asks of one actor (core-semantics.md §9), decoded from HTTP
+// (core/router/inspector_http.cpp) or, later, the inspector WebSocket, and answered by
+// core/inspector/inspector.hpp on the actor's strand.
+
+#include <rivetkit/http.hpp>
+#include <rivetkit/sql_types.hpp>
+#include <rivetkit/value.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace rivetkit::core::inspector {
+
+struct GetState {};
+/// Replaces the state, saved at once: answered once durable.
+struct PatchState {
+  Value state;
+};
+struct GetConnections {};
+struct GetRpcs {};
+/// Runs an action on a short-lived connection, as an HTTP action does.
+struct RunAction {
+  std::string name;
+  Array args;
+  Request request;
+};
+/// The first `limit` waiting messages of the queue.
+struct GetQueue {
+  std::size_t limit = 100;
+};
+/// Adds a message to the queue (any name but ""): answered once durable.
+struct SendQueue {
+  std::string name;
+  Value body;
+};
+/// Deletes every waiting message: answered once durable.
+struct ResetQueue {};
+struct GetTraces {};
+struct GetWorkflowHistory {};
+struct ReplayWorkflow {
+  std::optional<std::string> entry_id;
+};
+struct GetDatabaseSchema {};
+/// Rows of `table`, at most 500 (`limit` is clamped), from `offset`.
+struct GetDatabaseRows {
+  std::string table;
+  std::int64_t limit = 100;
+  std::int64_t offset = 0;
+};
+struct ExecuteSql {
+  std::string sql;
+  SqlParams params;
+};
+struct GetSummary {};
+
+using InspectorRequest = std::variant<GetState,
+                                      PatchState,
+                                      GetConnections,
+                                      GetRpcs,
+                                      RunAction,
+                                      GetQueue,
+                                      SendQueue,
+                                      ResetQueue,
+                                      GetTraces,
+                                      GetWorkflowHistory,
+                                      ReplayWorkflow,
+                                      GetDatabaseSchema,
+                                      GetDatabaseRows,
+                                      ExecuteSql,
+                                      GetSummary>;
+
+}  // namespace rivetkit::core::inspector
