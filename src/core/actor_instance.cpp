@@ -39,6 +39,9 @@ std::optional<AwakeReason> ActorInstance::awake_reason() const {
   if (conns_.keep_awake()) {
     return AwakeReason::kConnection;
   }
+  if (!watchers_.empty()) {
+    return AwakeReason::kInspector;
+  }
   return std::nullopt;
 }
 
@@ -73,7 +76,8 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
                ActorQueue(strand_, actor_id_, *definition_, *this)},
       state_(actor_id_),
       acks_(*config_.clock, *this),
-      gate_(strand_, *this, definition_->options.durable_replies) {
+      gate_(strand_, *this, definition_->options.durable_replies),
+      watchers_(*config_.clock, *this) {
   data_ = definition_->hooks.make_data();
 }
 
@@ -212,7 +216,9 @@ Task<void> ActorInstance::stop(StopReason reason) {
   const auto deadline = config_.clock->steady_now() + definition_->options.sleep_grace_period;
   log::debug("actor stopping actor_id={} reason={}", actor_id_, destroying ? "destroy" : "sleep");
 
-  // 1. The abort signal: `run` and long loops see it and return; schedules stop firing.
+  // 1. The abort signal: `run` and long loops see it and return; schedules stop firing. Inspector
+  // WebSockets are closed (they reconnect to the next instance).
+  watchers_.close_all(1001, destroying ? "actor.destroyed" : "actor.sleeping");
   schedules_.stop();
   storage_.queue.abort();
   abort_.fire();
@@ -646,6 +652,7 @@ std::optional<OutputGate::Write> ActorInstance::take_write() {
   if (auto bytes = state_.take_changed(*data_)) {
     write.state = std::move(*bytes);
     state_changed = true;
+    watchers_.state_changed();
   }
   // Everything in the write so far is something outputs may depend on. Message indexes waiting
   // to be saved (core/actor/message_acks.hpp) ride along, or go alone when their delay is over;
@@ -786,6 +793,15 @@ bool ActorInstance::queue_open() const {
 
 void ActorInstance::queue_changed() {
   database_changed();  // the same rule: while loading, taken by the creation or first write
+  watchers_.queue_changed();
+}
+
+std::optional<std::string> ActorInstance::inspector_state() {
+  return inspector::wire_state(*this);
+}
+
+std::vector<protocol::inspector::Connection> ActorInstance::inspector_connections() {
+  return inspector::wire_connections(*this);
 }
 
 std::int64_t ActorInstance::queue_now_ms() const {

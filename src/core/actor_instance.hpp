@@ -49,6 +49,7 @@
 #include "core/actor/user_storage.hpp"
 #include "core/connection.hpp"
 #include "core/driver.hpp"
+#include "core/inspector/inspector_watchers.hpp"
 #include "core/notifier.hpp"
 #include "core/runtime_config.hpp"
 #include "storage/actor_store.hpp"
@@ -79,6 +80,7 @@ class ActorInstance final : public detail::ActorApi,
                             private MessageAcks::Host,
                             private ConnectionSet::Host,
                             private ConnectionLifecycle::Host,
+                            private inspector::InspectorWatchers::Host,
                             public std::enable_shared_from_this<ActorInstance> {
  public:
   using Delivery = ConnectionLifecycle::Delivery;
@@ -184,6 +186,8 @@ class ActorInstance final : public detail::ActorApi,
   /// Counts work that arrived from outside without a connection (an inspector request) as an
   /// action: it keeps the actor awake and a stop waits for it, while the returned value lives.
   SleepGates::Work track_request() { return track(WorkKind::kAction); }
+  /// The inspector WebSockets watching this instance (core/inspector/inspector_watchers.hpp).
+  inspector::InspectorWatchers& inspector_watchers() { return watchers_; }
   detail::ClientApi& client() override { return driver_->actor_client(); }
 
   /// Why the idle rule would not put this actor to sleep now; nullopt when it may sleep.
@@ -231,6 +235,7 @@ class ActorInstance final : public detail::ActorApi,
   bool save_posted_ = false;
   MessageAcks acks_;  // when inbound message indexes are saved (engine mode)
   OutputGate gate_;
+  inspector::InspectorWatchers watchers_;  // inspector WebSockets (live pushes)
 
   // ---- OutputGate::Source ---------------------------------------------------------------------
   bool can_write() const override;
@@ -247,6 +252,7 @@ class ActorInstance final : public detail::ActorApi,
 
   // ---- ConnectionSet::Host -------------------------------------------------------------------
   void connections_changed() override;
+  void members_changed() override { watchers_.connections_changed(); }
   std::uint64_t output_seq() override;
 
   // ---- ConnectionLifecycle::Host --------------------------------------------------------------
@@ -272,6 +278,13 @@ class ActorInstance final : public detail::ActorApi,
   // ---- ActorDatabase::Host --------------------------------------------------------------------
   bool db_open() const override;
   void database_changed() override;
+
+  // ---- inspector::InspectorWatchers::Host ------------------------------------------------------
+  std::optional<std::string> inspector_state() override;
+  std::vector<protocol::inspector::Connection> inspector_connections() override;
+  std::uint64_t inspector_queue_size() override { return storage_.queue.size(); }
+  void inspector_detached() override { sleep_.touch(); }
+  void inspector_spawn(Task<void> task) override { spawn_task(std::move(task), "inspector push"); }
 
   // ---- ActorQueue::Host -----------------------------------------------------------------------
   bool queue_open() const override;

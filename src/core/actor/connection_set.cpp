@@ -55,10 +55,15 @@ void ConnectionSet::add(std::shared_ptr<Connection> conn) {
     open_gauge_.add();
     opened_.inc();
   }
+  host_.members_changed();
 }
 
 void ConnectionSet::discard(const std::string& conn_id) {
-  open_gauge_.sub(static_cast<std::int64_t>(live_.erase(conn_id)));
+  const auto erased = live_.erase(conn_id);
+  open_gauge_.sub(static_cast<std::int64_t>(erased));
+  if (erased != 0) {
+    host_.members_changed();
+  }
 }
 
 bool ConnectionSet::remove(const std::shared_ptr<Connection>& conn) {
@@ -68,6 +73,7 @@ bool ConnectionSet::remove(const std::shared_ptr<Connection>& conn) {
   }
   live_.erase(it);
   open_gauge_.sub();
+  host_.members_changed();
   if (!conn->flushed()) {
     draining_.push_back(conn);  // its last frames leave once durable (release)
   }

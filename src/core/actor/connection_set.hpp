@@ -50,6 +50,8 @@ class ConnectionSet {
     virtual std::uint64_t output_seq() = 0;
     /// The highest write number that is durable.
     virtual std::uint64_t durable_seq() const = 0;
+    /// A connection joined or left the set (the inspector's live view).
+    virtual void members_changed() {}
   };
 
   /// `actor_name` labels the connection metrics (util/metrics.hpp).

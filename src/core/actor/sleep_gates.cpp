@@ -25,6 +25,8 @@ std::string_view to_string(AwakeReason reason) {
       return "run_handler";
     case AwakeReason::kConnection:
       return "connection";
+    case AwakeReason::kInspector:
+      return "inspector";
   }
   return "unknown";
 }

@@ -53,6 +53,7 @@ enum class AwakeReason : std::uint8_t {
   kDisconnect,
   kRunHandler,
   kConnection,  // a connection that cannot hibernate (incl. an HTTP request's)
+  kInspector,   // an inspector WebSocket is attached
 };
 
 std::string_view to_string(AwakeReason reason);

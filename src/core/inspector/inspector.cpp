@@ -2,6 +2,8 @@
 
 #include "core/errors.hpp"
 #include "core/inspector/inspector_token.hpp"
+#include "protocol/cbor/cbor.hpp"
+#include "protocol/compat.hpp"
 #include "util/log.hpp"
 #include <rivetkit/convert.hpp>
 
@@ -30,24 +32,56 @@ Value state_of(ActorInstance& instance) {
   return instance.user_data()->state_to_value();
 }
 
+Value details_of(Connection& conn) {
+  auto* data = conn.user_data();
+  return Value::object({
+      {"type", nullptr},
+      {"params", conn.params()},
+      {"stateEnabled", true},
+      {"state", data != nullptr ? data->state_to_value() : Value(nullptr)},
+      {"subscriptions", static_cast<std::int64_t>(conn.subscriptions().size())},
+      {"isHibernatable", conn.is_hibernatable()},
+  });
+}
+
 Value connections_of(ActorInstance& instance) {
   Array out;
   for (const auto& [id, conn] : instance.connections().live()) {
-    auto* data = conn->user_data();
-    out.push_back(Value::object({
-        {"type", nullptr},
-        {"id", id},
-        {"details", Value::object({
-                        {"type", nullptr},
-                        {"params", conn->params()},
-                        {"stateEnabled", true},
-                        {"state", data != nullptr ? data->state_to_value() : Value(nullptr)},
-                        {"subscriptions", static_cast<std::int64_t>(conn->subscriptions().size())},
-                        {"isHibernatable", conn->is_hibernatable()},
-                    })},
-    }));
+    out.push_back(Value::object({{"type", nullptr}, {"id", id}, {"details", details_of(*conn)}}));
   }
   return Value(std::move(out));
+}
+
+// A value as the inspector WebSocket's `data` fields carry it: CBOR, as RivetKit's cbor-x writes
+// (bigints and bytes natively).
+std::string cbor_of(const Value& v) {
+  return protocol::cbor_encode(protocol::compat_encode(v, protocol::CompatMode::kCbor));
+}
+
+Value schedules_of(ActorInstance& instance) {
+  Array out;
+  for (auto& e : instance.schedule().list()) {
+    out.push_back(Value::object({{"id", std::move(e.id)},
+                                 {"action", std::move(e.action)},
+                                 {"args", Value(std::move(e.args))},
+                                 {"atMs", e.at_ms},
+                                 {"attempts", static_cast<std::int64_t>(e.attempts)}}));
+  }
+  return Value(std::move(out));
+}
+
+std::vector<protocol::inspector::Schedule> wire_schedules(ActorInstance& instance) {
+  std::vector<protocol::inspector::Schedule> out;
+  for (auto& e : instance.schedule().list()) {
+    protocol::inspector::Schedule s;
+    s.id = std::move(e.id);
+    s.kind = "at";
+    s.action = std::move(e.action);
+    s.args = cbor_of(Value(std::move(e.args)));
+    s.next_run_at = static_cast<std::uint64_t>(std::max<std::int64_t>(e.at_ms, 0));
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 Value rpcs_of(const ActorInstance& instance) {
@@ -258,7 +292,50 @@ Value summary_of(ActorInstance& instance) {
   });
 }
 
+Task<Result<Value>> attach_socket(ActorInstance& instance, AttachSocket request) {
+  // Init first, then every push: both leave from this strand, in this order.
+  const auto init = init_message(instance);
+  request.socket->send(net::WsMessage{
+      true, InspectorWatchers::encode(protocol::inspector::ToClient(init), request.wire)});
+  instance.inspector_watchers().attach(std::move(request.socket), request.wire);
+  co_return Value(true);
+}
+
 }  // namespace
+
+std::optional<std::string> wire_state(ActorInstance& instance) {
+  if (!has_state(instance)) {
+    return std::nullopt;
+  }
+  return cbor_of(instance.user_data()->state_to_value());
+}
+
+std::vector<protocol::inspector::Connection> wire_connections(ActorInstance& instance) {
+  std::vector<protocol::inspector::Connection> out;
+  for (const auto& [id, conn] : instance.connections().live()) {
+    out.push_back(protocol::inspector::Connection{id, cbor_of(details_of(*conn))});
+  }
+  return out;
+}
+
+protocol::inspector::Init init_message(ActorInstance& instance) {
+  protocol::inspector::Init init;
+  init.connections = wire_connections(instance);
+  init.state = wire_state(instance);
+  init.is_state_enabled = has_state(instance);
+  for (const auto& [name, fn] : instance.definition().hooks.actions) {
+    init.rpcs.push_back(name);
+  }
+  init.is_database_enabled = instance.database_part().enabled();
+  init.queue_size = instance.queue_part().size();
+  init.schedules = wire_schedules(instance);
+  return init;
+}
+
+Task<void> detach(std::shared_ptr<ActorInstance> instance, const net::WebSocket* socket) {
+  instance->inspector_watchers().detach(socket);
+  co_return;
+}
 
 Error unauthorized() {
   return Error{"inspector", "unauthorized", "Inspector request requires a valid bearer token",
@@ -368,6 +445,22 @@ Task<Result<Value>> answer(ActorInstance& instance, InspectorRequest request) {
   }
   if (std::holds_alternative<GetSummary>(request)) {
     co_return summary_of(instance);
+  }
+  if (std::holds_alternative<GetSchedules>(request)) {
+    co_return schedules_of(instance);
+  }
+  if (auto* cancel = std::get_if<DeleteSchedule>(&request)) {
+    const bool deleted = instance.schedule().cancel(cancel->id);
+    auto op = durable(instance);
+    auto saved = co_await std::move(op);
+    if (!saved) {
+      co_return fail(saved.error());
+    }
+    co_return Value::object({{"deleted", deleted}});
+  }
+  if (auto* attach = std::get_if<AttachSocket>(&request)) {
+    auto op = attach_socket(instance, std::move(*attach));
+    co_return co_await std::move(op);
   }
   co_return fail(internal_error());  // RunAction: the command runner's
 }

@@ -15,11 +15,13 @@
 #include "core/actor_instance.hpp"
 #include "core/inspector/inspector_request.hpp"
 #include "core/runtime_config.hpp"
+#include "protocol/inspector/inspector_messages.hpp"
 #include <rivetkit/result.hpp>
 #include <rivetkit/task.hpp>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rivetkit::core::inspector {
 
@@ -37,6 +39,15 @@ std::optional<std::string> token_for_new_actor(const RuntimeConfig& config);
 
 /// Whether `presented` opens the actor's inspector.
 Task<Result<void>> authorize(ActorInstance& instance, std::optional<std::string> presented);
+
+/// The state as the inspector WebSocket carries it (CBOR); nullopt for an actor without state.
+std::optional<std::string> wire_state(ActorInstance& instance);
+/// The connections as the inspector WebSocket carries them (details in CBOR).
+std::vector<protocol::inspector::Connection> wire_connections(ActorInstance& instance);
+/// The message an inspector WebSocket gets first.
+protocol::inspector::Init init_message(ActorInstance& instance);
+/// An attached inspector WebSocket ended (on the instance's strand).
+Task<void> detach(std::shared_ptr<ActorInstance> instance, const net::WebSocket* socket);
 
 /// Answers `request` as the JSON value RivetKit answers. RunAction is not answered here: the
 /// command runner runs it on a short-lived connection, as an HTTP action.

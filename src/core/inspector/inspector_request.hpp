@@ -1,13 +1,17 @@
 #pragma once
 // What an inspector client asks of one actor (core-semantics.md §9), decoded from HTTP
-// (core/router/inspector_http.cpp) or, later, the inspector WebSocket, and answered by
+// (core/router/inspector_http.cpp) or the inspector WebSocket (inspector_websocket.cpp), and
+// answered by
 // core/inspector/inspector.hpp on the actor's strand.
 
+#include "core/inspector/inspector_watchers.hpp"
+#include "net/websocket.hpp"
 #include <rivetkit/http.hpp>
 #include <rivetkit/sql_types.hpp>
 #include <rivetkit/value.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -55,6 +59,17 @@ struct ExecuteSql {
   SqlParams params;
 };
 struct GetSummary {};
+/// The actor's schedules: [{id, action, args, atMs, attempts}].
+struct GetSchedules {};
+/// Cancels schedule `id`: {deleted}.
+struct DeleteSchedule {
+  std::string id;
+};
+/// Attaches an inspector WebSocket (InspectorWatchers): it gets Init, then the live pushes.
+struct AttachSocket {
+  std::shared_ptr<net::WebSocket> socket;
+  InspectorWatchers::Wire wire;
+};
 
 using InspectorRequest = std::variant<GetState,
                                       PatchState,
@@ -70,6 +85,9 @@ using InspectorRequest = std::variant<GetState,
                                       GetDatabaseSchema,
                                       GetDatabaseRows,
                                       ExecuteSql,
-                                      GetSummary>;
+                                      GetSummary,
+                                      GetSchedules,
+                                      DeleteSchedule,
+                                      AttachSocket>;
 
 }  // namespace rivetkit::core::inspector

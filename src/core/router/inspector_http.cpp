@@ -17,23 +17,10 @@ namespace {
 
 using namespace inspector;
 
-std::optional<std::string> query_param(std::string_view search, std::string_view name) {
-  if (!search.empty() && search.front() == '?') {
-    search.remove_prefix(1);
-  }
-  for (const auto& pair : util::split_query(search)) {
-    auto decoded_name = util::percent_decode(pair.raw_name, true);
-    if (decoded_name && *decoded_name == name) {
-      return util::percent_decode(pair.raw_value, true);
-    }
-  }
-  return std::nullopt;
-}
-
 // A whole number from the query; `fallback` when absent, not a number or not positive (RivetKit
 // falls back the same way).
 std::int64_t number_param(std::string_view search, std::string_view name, std::int64_t fallback) {
-  auto text = query_param(search, name);
+  auto text = query_value(search, name);
   if (!text) {
     return fallback;
   }
@@ -170,7 +157,7 @@ Result<std::optional<InspectorRequest>> decode(const net::HttpRequest& req,
     return Decoded(GetDatabaseSchema{});
   }
   if (path == "/database/rows" && m == "GET") {
-    auto table = query_param(search, "table");
+    auto table = query_value(search, "table");
     if (!table || table->empty()) {
       return fail(invalid_request("Missing required table query parameter"));
     }

@@ -68,6 +68,10 @@ Route route_websocket(std::string_view target) {
     route.surface = Surface::kConnect;
     return route;
   }
+  if (route.path == "/inspector/connect") {
+    route.surface = Surface::kInspectorConnect;
+    return route;
+  }
   // Any other path is a raw WebSocket; the `/websocket` prefix is removed for the user.
   route.surface = Surface::kRawWebSocket;
   if (!under(route.path, "/websocket", route.rest)) {
@@ -134,6 +138,10 @@ Task<void> ActorRouter::handle_websocket(ActorTarget target,
   if (route.surface == router::Surface::kConnect) {
     auto op = router::connect(std::move(target), std::move(request), std::move(route.search),
                               std::move(socket));
+    co_await std::move(op);
+  } else if (route.surface == router::Surface::kInspectorConnect) {
+    auto op = router::inspector_websocket(std::move(target), std::move(request),
+                                          std::move(route.search), std::move(socket));
     co_await std::move(op);
   } else {
     auto op = router::raw_websocket(std::move(target), std::move(request), std::move(route.rest),

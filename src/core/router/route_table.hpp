@@ -8,15 +8,16 @@
 namespace rivetkit::core::router {
 
 enum class Surface {
-  kHttpAction,    // POST /action/{name}
-  kQueueSend,     // POST /queue/{name}
-  kRawHttp,       // ANY /request[/...]
-  kInspector,     // ANY /inspector/...
-  kMetadata,      // GET /metadata
-  kHealth,        // GET /health
-  kBanner,        // GET /
-  kConnect,       // WS /connect
-  kRawWebSocket,  // WS /websocket[/...] and any other WebSocket path
+  kHttpAction,        // POST /action/{name}
+  kQueueSend,         // POST /queue/{name}
+  kRawHttp,           // ANY /request[/...]
+  kInspector,         // ANY /inspector/...
+  kMetadata,          // GET /metadata
+  kHealth,            // GET /health
+  kBanner,            // GET /
+  kConnect,           // WS /connect
+  kInspectorConnect,  // WS /inspector/connect
+  kRawWebSocket,      // WS /websocket[/...] and any other WebSocket path
   kNotFound,
 };
 

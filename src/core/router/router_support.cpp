@@ -35,6 +35,19 @@ void add_actor_headers(net::HttpResponse& resp, const ActorInstance& instance) {
   }
 }
 
+std::optional<std::string> query_value(std::string_view search, std::string_view name) {
+  if (!search.empty() && search.front() == '?') {
+    search.remove_prefix(1);
+  }
+  for (const auto& pair : util::split_query(search)) {
+    auto decoded_name = util::percent_decode(pair.raw_name, true);
+    if (decoded_name && *decoded_name == name) {
+      return util::percent_decode(pair.raw_value, true);
+    }
+  }
+  return std::nullopt;
+}
+
 Result<Value> parse_params(std::optional<std::string_view> text) {
   if (!text || text->empty()) {
     return Value{};

@@ -23,6 +23,8 @@ void add_actor_headers(net::HttpResponse& resp, const ActorInstance& instance);
 std::optional<std::string> route_name(std::string_view raw_name);
 /// to_user_request with the request's own path and query.
 Request user_request_of(const net::HttpRequest& req);
+/// The percent-decoded value of query parameter `name` in `search` ("?a=1&b=2" or "a=1").
+std::optional<std::string> query_value(std::string_view search, std::string_view name);
 /// Connection params: JSON text (header or decoded subprotocol); absent -> null.
 Result<Value> parse_params(std::optional<std::string_view> text);
 protocol::client::ErrorMessage to_error_message(const Error& e,
@@ -65,6 +67,10 @@ Task<net::HttpResponse> inspector_http(ActorTarget target,
                                        net::HttpRequest req,
                                        std::string path,
                                        std::string search);
+Task<void> inspector_websocket(ActorTarget target,
+                               net::HttpRequest req,
+                               std::string search,
+                               std::shared_ptr<net::WebSocket> socket);
 Task<void> connect(ActorTarget target,
                    net::HttpRequest req,
                    std::string search,

@@ -115,6 +115,8 @@ struct ConnectionClosedCommand {
 struct InspectorCommand {
   using Reply = Value;
   std::optional<std::string> token;
+  /// The token was checked when the inspector WebSocket this request came on attached.
+  bool preauthorized = false;
   inspector::InspectorRequest request;
   Value params;
   protocol::client::Encoding encoding = protocol::client::Encoding::kJson;

@@ -305,11 +305,13 @@ Task<Attempt> inspector_request(std::shared_ptr<ActorInstance> instance,
                                 InspectorCommand& command,
                                 std::function<void()> decided) {
   auto work = instance->track_request();
-  auto auth_op = inspector::authorize(*instance, std::move(command.token));
-  auto authorized = co_await std::move(auth_op);
-  if (!authorized) {
-    decided();
-    co_return Result<Reply>(fail(authorized.error()));
+  if (!command.preauthorized) {
+    auto auth_op = inspector::authorize(*instance, std::move(command.token));
+    auto authorized = co_await std::move(auth_op);
+    if (!authorized) {
+      decided();
+      co_return Result<Reply>(fail(authorized.error()));
+    }
   }
   if (auto* action = std::get_if<inspector::RunAction>(&command.request)) {
     auto open_op = open_transient(*instance, ConnKind::kHttp, command.params, action->request,

@@ -4,8 +4,10 @@
 #include "core/inspector/inspector.hpp"
 
 #include "core/inspector/inspector_token.hpp"
+#include "recording_socket.hpp"
 #include "runtime_harness.hpp"
 
+#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -172,6 +174,131 @@ TEST_F(InspectorTest, WithTheTestOverrideOnlyThatTokenGetsIn) {
   EXPECT_EQ(off.error().code, "disabled");
   EXPECT_EQ(status_of(off.error()), 404u);
   config.inspector_enabled = true;
+}
+
+}  // namespace
+}  // namespace rivetkit::core::testing
+
+// ---- the live pushes (InspectorWatchers) --------------------------------------------------------
+
+namespace rivetkit::core::testing {
+namespace {
+
+namespace wire = protocol::inspector;
+
+class FakeWatchersHost final : public inspector::InspectorWatchers::Host {
+ public:
+  explicit FakeWatchersHost(asio::io_context& io) : io_(io) {}
+  std::optional<std::string> state = std::string("\x01");
+  std::vector<wire::Connection> conns;
+  std::uint64_t queue = 0;
+  int detached = 0;
+
+  std::optional<std::string> inspector_state() override { return state; }
+  std::vector<wire::Connection> inspector_connections() override { return conns; }
+  std::uint64_t inspector_queue_size() override { return queue; }
+  void inspector_detached() override { ++detached; }
+  void inspector_spawn(Task<void> task) override {
+    asio::co_spawn(io_, std::move(task), asio::detached);
+  }
+
+ private:
+  asio::io_context& io_;
+};
+
+class InspectorWatchersTest : public ::testing::Test {
+ protected:
+  void settle() {
+    for (int i = 0; i < 20; ++i) {
+      io_.restart();
+      io_.run_for(std::chrono::milliseconds(1));
+    }
+  }
+  // The debounce passes (the flush's timer is registered first).
+  void debounce() {
+    settle();
+    clock_.advance(inspector::InspectorWatchers::kDebounce);
+    settle();
+  }
+  // The tags of what `socket` received, decoded as version 6.
+  static std::vector<std::size_t> tags(const RecordingSocket& socket) {
+    std::vector<std::size_t> out;
+    for (const auto& m : socket.sent) {
+      out.push_back(static_cast<unsigned char>(m.data.at(0)));
+    }
+    return out;
+  }
+
+  asio::io_context io_;
+  util::ManualClock clock_;
+  FakeWatchersHost host_{io_};
+  inspector::InspectorWatchers watchers_{clock_, host_};
+};
+
+TEST_F(InspectorWatchersTest, SignalsWithinTheDebounceGoOutTogetherInTheOrderTheyHappened) {
+  auto socket = std::make_shared<RecordingSocket>();
+  watchers_.attach(socket, {6, false});
+  EXPECT_FALSE(watchers_.empty());
+  watchers_.connections_changed();
+  watchers_.state_changed();
+  watchers_.connections_changed();  // once per flush
+  host_.queue = 2;
+  watchers_.queue_changed();
+  settle();
+  EXPECT_TRUE(socket->sent.empty()) << "nothing before the debounce";
+  debounce();
+  // ConnectionsUpdated (3), StateUpdated (5), QueueUpdated (4): first-signal order.
+  EXPECT_EQ(tags(*socket), (std::vector<std::size_t>{3, 5, 4}));
+}
+
+TEST_F(InspectorWatchersTest, QueueSizeIsPushedOnlyWhenItChanged) {
+  auto socket = std::make_shared<RecordingSocket>();
+  host_.queue = 1;
+  watchers_.attach(socket, {6, false});
+  watchers_.queue_changed();  // same size as at attach
+  debounce();
+  EXPECT_TRUE(socket->sent.empty());
+  host_.queue = 0;
+  watchers_.queue_changed();
+  debounce();
+  ASSERT_EQ(socket->sent.size(), 1u);
+  EXPECT_EQ(socket->sent[0].data, wire::encode_to_client(wire::QueueUpdated{0}, 6));
+}
+
+TEST_F(InspectorWatchersTest, EachSocketGetsItsOwnVersionAndFraming) {
+  auto v1 = std::make_shared<RecordingSocket>();
+  auto legacy = std::make_shared<RecordingSocket>();
+  watchers_.attach(v1, {1, false});
+  watchers_.attach(legacy, {5, true});
+  watchers_.state_changed();
+  debounce();
+  ASSERT_EQ(v1->sent.size(), 1u);
+  ASSERT_EQ(legacy->sent.size(), 1u);
+  EXPECT_EQ(v1->sent[0].data, wire::encode_to_client(wire::StateUpdated{"\x01"}, 1));
+  EXPECT_EQ(legacy->sent[0].data, wire::encode_to_client_embedded(wire::StateUpdated{"\x01"}, 5));
+  EXPECT_TRUE(v1->sent[0].binary);
+}
+
+TEST_F(InspectorWatchersTest, NothingIsKeptWithoutWatchersAndAStopClosesEverySocket) {
+  watchers_.state_changed();
+  debounce();
+  EXPECT_EQ(clock_.pending_waits(), 0u) << "no timer armed for nobody";
+
+  auto a = std::make_shared<RecordingSocket>();
+  auto b = std::make_shared<RecordingSocket>();
+  watchers_.attach(a, {6, false});
+  watchers_.attach(b, {6, false});
+  watchers_.detach(a.get());
+  EXPECT_EQ(host_.detached, 0) << "one still attached";
+  watchers_.close_all(1001, "actor.sleeping");
+  EXPECT_TRUE(watchers_.empty());
+  ASSERT_TRUE(b->closed);
+  EXPECT_EQ(b->closed->code, 1001);
+  EXPECT_FALSE(a->closed) << "a detached socket is left alone";
+  auto c = std::make_shared<RecordingSocket>();
+  watchers_.attach(c, {6, false});
+  watchers_.detach(c.get());
+  EXPECT_EQ(host_.detached, 1) << "the last one went";
 }
 
 }  // namespace

@@ -50,6 +50,11 @@ TEST(RouteTableTest, WebSocketPathsReachTheirSurfaces) {
   EXPECT_EQ(connect.surface, Surface::kConnect);
   EXPECT_EQ(connect.search, "?x=1");
 
+  auto inspector = route_websocket("/inspector/connect?protocol_version=6");
+  EXPECT_EQ(inspector.surface, Surface::kInspectorConnect);
+  EXPECT_EQ(inspector.search, "?protocol_version=6");
+  EXPECT_EQ(route_websocket("/inspector/other").surface, Surface::kRawWebSocket);
+
   auto raw = route_websocket("/websocket/chat?room=2");
   EXPECT_EQ(raw.surface, Surface::kRawWebSocket);
   EXPECT_EQ(raw.rest, "/chat");
