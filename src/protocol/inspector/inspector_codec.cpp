@@ -12,7 +12,6 @@ namespace rivetkit::protocol::inspector {
 namespace {
 
 constexpr std::size_t kToClientKinds = std::variant_size_v<ToClient>;
-constexpr std::size_t kToServerKinds = std::variant_size_v<ToServer>;
 
 // ToClient tag per version, by the message's index in ToClient (version 6's order).
 constexpr std::array<std::array<int, kToClientKinds>, kMaxVersion + 1> kClientTags = {{

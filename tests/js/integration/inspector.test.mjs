@@ -312,6 +312,27 @@ describe(`inspector [${MODE}]`, { timeout: suiteTimeout(300_000) }, () => {
 		}
 	}));
 
+	it("a sleeping actor is woken for an inspector request and sleeps again after it", T, env.wrap(async () => {
+		const key = uniqueKey("insp-sleepy");
+		const h = env.client.sleepy.getOrCreate([key]);
+		await h.increment(1);
+		const actorId = await h.resolve();
+		const token = await readToken(env, actorId);
+		const gatewayUrl = await h.getGatewayUrl();
+		await h.goToSleep();
+		// Polled more slowly than the actor's 1 s sleep timeout, so the polls themselves do not keep
+		// it awake: each one finds it asleep or about to sleep.
+		const sleepsSeen = async () => {
+			const res = await call(gatewayUrl, token, "GET", "/state");
+			assert.equal(res.status, 200, JSON.stringify(res.body));
+			return res.body.state.sleeps;
+		};
+		let first;
+		await waitFor(async () => (first = await sleepsSeen()) >= 1, { timeout: 30_000, interval: 1500, what: "woken by the inspector after its sleep" });
+		await waitFor(async () => (await sleepsSeen()) > first, { timeout: 60_000, interval: 4000, what: "asleep again after the inspector's request" });
+		assert.equal(await h.getCount(), 1);
+	}));
+
 	it("local: RIVET_INSPECTOR_DISABLE=1 serves no inspector; _RIVET_TEST_INSPECTOR_TOKEN overrides every token", { ...T, skip: localOnly("one server per setting") }, env.wrap(async () => {
 		const off = await env.startServer({ name: "off", env: { RIVET_INSPECTOR_DISABLE: "1" } });
 		const offClient = createClient({ endpoint: off.endpoint });

@@ -159,6 +159,35 @@ TEST_F(InspectorTest, APatchThatDoesNotFitChangesNothingAndOneThatFitsIsDurableW
   EXPECT_NE(loaded->state->find("patched"), std::string::npos);
 }
 
+TEST_F(InspectorTest, AnAttachedSocketGetsInitKeepsTheActorAwakeAndIsClosedByAStop) {
+  auto inst = started();
+  settle();
+  EXPECT_FALSE(inst->awake_reason()) << "idle";
+  auto socket = std::make_shared<RecordingSocket>();
+  ASSERT_TRUE(ask(inst, AttachSocket{socket, {6, false}}));
+  ASSERT_EQ(socket->sent.size(), 1u);
+  EXPECT_EQ(static_cast<unsigned char>(socket->sent[0].data.at(0)), 17u) << "Init (v6 tag 17)";
+  EXPECT_EQ(inst->awake_reason(), AwakeReason::kInspector);
+  advance(std::chrono::minutes(2));
+  EXPECT_FALSE(asleep()) << "watched: no idle sleep";
+
+  run(runtime_->stop("actor-1", StopReason::kSleep));
+  ASSERT_TRUE(socket->closed);
+  EXPECT_EQ(socket->closed->code, 1001);
+  EXPECT_EQ(socket->closed->reason, "actor.sleeping");
+}
+
+TEST_F(InspectorTest, ASocketThatLeavesLetsTheActorSleepAgain) {
+  auto inst = started();
+  auto socket = std::make_shared<RecordingSocket>();
+  ASSERT_TRUE(ask(inst, AttachSocket{socket, {6, false}}));
+  on_strand(inst, detach(inst, socket.get()));
+  EXPECT_FALSE(inst->awake_reason());
+  advance(std::chrono::minutes(2));
+  EXPECT_TRUE(asleep());
+  EXPECT_FALSE(socket->closed) << "it had left";
+}
+
 TEST_F(InspectorTest, WithTheTestOverrideOnlyThatTokenGetsIn) {
   auto inst = started();
   auto& config = const_cast<RuntimeConfig&>(inst->config());
