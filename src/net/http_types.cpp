@@ -50,4 +50,14 @@ void HttpResponse::set_header(std::string name, std::string value) {
       headers.end());
 }
 
+std::string_view trim_ows(std::string_view value) {
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
+    value.remove_prefix(1);
+  }
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) {
+    value.remove_suffix(1);
+  }
+  return value;
+}
+
 }  // namespace rivetkit::net

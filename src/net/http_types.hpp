@@ -21,6 +21,8 @@ using Headers = std::vector<Header>;
 
 /// First header with this (lower-case) name, or nullopt.
 std::optional<std::string_view> find_header(const Headers& headers, std::string_view name);
+/// `value` without leading and trailing spaces and tabs (a header value's optional whitespace).
+std::string_view trim_ows(std::string_view value);
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ... as sent

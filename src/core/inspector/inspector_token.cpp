@@ -1,5 +1,6 @@
 #include "core/inspector/inspector_token.hpp"
 
+#include "net/http_types.hpp"
 #include "protocol/compat.hpp"
 
 #include <array>
@@ -11,16 +12,6 @@ namespace rivetkit::core::inspector {
 namespace {
 
 constexpr std::string_view kSubprotocolPrefix = "rivet_inspector_token.";
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) {
@@ -70,14 +61,14 @@ bool token_matches(std::string_view presented, std::string_view expected) {
 }
 
 std::optional<std::string> bearer_token(std::string_view authorization) {
-  authorization = trim(authorization);
+  authorization = net::trim_ows(authorization);
   constexpr std::string_view kScheme = "bearer";
   if (authorization.size() <= kScheme.size()
       || !iequals(authorization.substr(0, kScheme.size()), kScheme)
       || (authorization[kScheme.size()] != ' ' && authorization[kScheme.size()] != '\t')) {
     return std::nullopt;
   }
-  auto token = trim(authorization.substr(kScheme.size()));
+  auto token = net::trim_ows(authorization.substr(kScheme.size()));
   if (token.empty()) {
     return std::nullopt;
   }
@@ -87,7 +78,7 @@ std::optional<std::string> bearer_token(std::string_view authorization) {
 std::optional<std::string> subprotocol_token(std::string_view protocols) {
   while (!protocols.empty()) {
     const auto comma = protocols.find(',');
-    auto item = trim(protocols.substr(0, comma));
+    auto item = net::trim_ows(protocols.substr(0, comma));
     if (item.size() > kSubprotocolPrefix.size()
         && item.substr(0, kSubprotocolPrefix.size()) == kSubprotocolPrefix) {
       return std::string(item.substr(kSubprotocolPrefix.size()));

@@ -80,20 +80,6 @@ const ActorInstance* answered_by(const ActorTarget& target,
   return ran ? ran.get() : target.instance.get();
 }
 
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-}  // namespace
-
 std::optional<std::string> route_name(std::string_view raw_name) {
   // A name that is not UTF-8 cannot name anything (names are protocol strings); like a malformed
   // escape, it is no route.
@@ -117,7 +103,6 @@ namespace rivetkit::core {
 
 namespace client = protocol::client;
 using router::starts_with;
-using router::trim;
 
 WsProtocols parse_ws_protocols(const net::HttpRequest& req) {
   WsProtocols out;
@@ -128,7 +113,7 @@ WsProtocols parse_ws_protocols(const net::HttpRequest& req) {
   std::string_view rest = *header;
   while (!rest.empty()) {
     auto comma = rest.find(',');
-    std::string_view item = trim(rest.substr(0, comma));
+    std::string_view item = net::trim_ows(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     if (item.empty()) {
       continue;

@@ -68,21 +68,37 @@ Task<std::variant<std::shared_ptr<Connection>, Attempt>> open_transient(
   co_return Opened(std::move(*conn));
 }
 
-Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance,
-                          HttpActionCommand& command,
-                          std::function<void()> decided) {
-  auto open_op = open_transient(*instance, ConnKind::kHttp, command.params, command.request,
-                                command.encoding, decided);
+// An action on a connection that lives for the call (an HTTP action, an inspector action): its
+// output through `shape`, once the state it depends on is durable.
+Task<Attempt> transient_action(std::shared_ptr<ActorInstance> instance,
+                               const Value& params,
+                               const Request& request,
+                               client::Encoding encoding,
+                               std::string name,
+                               Array args,
+                               const std::function<void()>& decided,
+                               Value (*shape)(Value)) {
+  auto open_op = open_transient(*instance, ConnKind::kHttp, params, request, encoding, decided);
   auto opened = co_await std::move(open_op);
   if (auto* ended = std::get_if<Attempt>(&opened)) {
     co_return std::move(*ended);
   }
   auto conn = std::get<std::shared_ptr<Connection>>(std::move(opened));
-  auto action_op =
-      instance->run_action(conn.get(), std::move(command.name), std::move(command.args));
+  auto action_op = instance->run_action(conn.get(), std::move(name), std::move(args));
   auto result = co_await std::move(action_op);
+  if (result && shape != nullptr) {
+    result = shape(std::move(*result));
+  }
   auto reply_op = finished_reply(*instance, std::move(conn), std::move(result));
   co_return co_await std::move(reply_op);
+}
+
+Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance,
+                          HttpActionCommand& command,
+                          std::function<void()> decided) {
+  auto op = transient_action(std::move(instance), command.params, command.request, command.encoding,
+                             std::move(command.name), std::move(command.args), decided, nullptr);
+  co_return co_await std::move(op);
 }
 
 // Runs a declared queue's can_publish rule for the send's connection: the error to answer, or
@@ -314,20 +330,13 @@ Task<Attempt> inspector_request(std::shared_ptr<ActorInstance> instance,
     }
   }
   if (auto* action = std::get_if<inspector::RunAction>(&command.request)) {
-    auto open_op = open_transient(*instance, ConnKind::kHttp, command.params, action->request,
-                                  command.encoding, decided);
-    auto opened = co_await std::move(open_op);
-    if (auto* ended = std::get_if<Attempt>(&opened)) {
-      co_return std::move(*ended);
-    }
-    auto conn = std::get<std::shared_ptr<Connection>>(std::move(opened));
-    auto action_op =
-        instance->run_action(conn.get(), std::move(action->name), std::move(action->args));
-    auto result = co_await std::move(action_op);
-    Result<Value> output = result ? Result<Value>(Value::object({{"output", std::move(*result)}}))
-                                  : Result<Value>(fail(result.error()));
-    auto reply_op = finished_reply(*instance, std::move(conn), std::move(output));
-    co_return co_await std::move(reply_op);
+    // The inspector answers {output}.
+    auto op = transient_action(std::move(instance), command.params, action->request,
+                               command.encoding, std::move(action->name), std::move(action->args),
+                               decided, [](Value output) {
+                                 return Value::object({{"output", std::move(output)}});
+                               });
+    co_return co_await std::move(op);
   }
   decided();
   auto answer_op = inspector::answer(*instance, std::move(command.request));
