@@ -17,7 +17,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <deque>
 #include <functional>
 #include <memory>
