@@ -8,18 +8,11 @@ import assert from "node:assert/strict";
 import { decode as cborDecode, encode as cborEncode } from "cbor-x";
 import { TO_CLIENT_VERSIONED, TO_SERVER_VERSIONED, CURRENT_VERSION } from "rivetkit/inspector/client";
 import { MODE, suiteTimeout, uniqueKey, useServer, waitFor } from "../lib/server.mjs";
+import { inspectorToken } from "../lib/inspector.mjs";
 
 const T = { timeout: 60_000 };
-
-async function tokenOf(env, actorId) {
-	const url =
-		MODE === "engine"
-			? `${env.engine.endpoint}/actors/${actorId}/kv/keys/${encodeURIComponent("Aw==")}?namespace=default`
-			: `${env.endpoint}/actors/${actorId}/kv/keys/${encodeURIComponent("Aw==")}`;
-	const res = await fetch(url, { headers: { authorization: "Bearer dev" } });
-	assert.equal(res.status, 200);
-	return Buffer.from((await res.json()).value, "base64").toString("utf8");
-}
+/** The actor's inspector token, read as the dashboard reads it (tests/js/lib/inspector.mjs). */
+const tokenOf = (env, actorId) => inspectorToken(MODE === "engine" ? env.engine.endpoint : env.endpoint, actorId);
 
 function socketUrl(gatewayUrl, version) {
 	const url = new URL(gatewayUrl);

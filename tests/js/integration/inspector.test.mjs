@@ -7,20 +7,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { MODE, createClient, disposeClient, localOnly, suiteTimeout, uniqueKey, useServer, waitFor } from "../lib/server.mjs";
+import { inspectorToken } from "../lib/inspector.mjs";
 
 const T = { timeout: 60_000 };
 
-/** The inspector token of actor `actorId`, as the dashboard reads it (KV key [3]). */
-async function readToken(env, actorId) {
-	const url =
-		MODE === "engine"
-			? `${env.engine.endpoint}/actors/${actorId}/kv/keys/${encodeURIComponent("Aw==")}?namespace=default`
-			: `${env.endpoint}/actors/${actorId}/kv/keys/${encodeURIComponent("Aw==")}`;
-	const res = await fetch(url, { headers: { authorization: "Bearer dev" } });
-	assert.equal(res.status, 200, `kv get: ${await res.clone().text()}`);
-	const body = await res.json();
-	return Buffer.from(body.value, "base64").toString("utf8");
-}
+/** The actor's inspector token, read as the dashboard reads it (tests/js/lib/inspector.mjs). */
+const readToken = (env, actorId) => inspectorToken(MODE === "engine" ? env.engine.endpoint : env.endpoint, actorId);
 
 function inspectorUrl(gatewayUrl, path, query = {}) {
 	const url = new URL(gatewayUrl);
