@@ -192,6 +192,12 @@ template <class Types>
 class ActorBuilder;
 
 namespace detail {
+/// Runs a workflow function as the run handler (defined in workflow.hpp).
+template <class Types, class F, class G>
+Task<void> run_workflow(ActorApi* api, F f, G on_error);
+}  // namespace detail
+
+namespace detail {
 
 template <class Types>
 struct ActorData final : UserActorData {
@@ -667,6 +673,27 @@ class ActorBuilder {
     data_->hooks.run = actor_hook(f);
     return *this;
   }
+  /// `f(WorkflowContext<Types>&) -> Task<void>`: the run handler as a durable workflow
+  /// (workflow.hpp): its steps are recorded and replayed, so after a restart it resumes where it
+  /// was. Once it returns it is complete and does not run again; once it fails (a step past its
+  /// retries, an exception) it is recorded as failed and does not run again either.
+  template <class F>
+  ActorBuilder& workflow(F f) {
+    return workflow(std::move(f), nullptr);
+  }
+  /// The same, with `on_error(c, const Value& event)` (or Task<void>): called for each failed
+  /// step attempt and for the workflow's failure, with RivetKit's WorkflowErrorEvent
+  /// (`{step: {stepName, attempt, willRetry, retryDelay, error: {name, message}, ...}}` or
+  /// `{workflow: {workflowId, error}}`). It runs as a hook: it may change the state, broadcast
+  /// and send to the queue; an exception it throws is logged.
+  template <class F, class G>
+  ActorBuilder& workflow(F f, G on_error) {
+    data_->workflow = true;
+    data_->hooks.run = [f, on_error](detail::ActorApi* api) -> Task<void> {
+      return detail::run_workflow<Types>(api, f, on_error);
+    };
+    return *this;
+  }
   /// Registers action `name`: `f(c, args...) -> R` or `Task<R>`. Arguments are converted from the
   /// client's values; a mismatch answers the client with `actor.invalid_request`. Dotted names
   /// (`calculator.add`) are what clients call for RivetKit's nested actions.
@@ -855,3 +882,6 @@ ActorBuilder<typename detail::NormalizeTypes<T>::type> actor(std::string name) {
 }
 
 }  // namespace rivetkit
+
+// The workflow API completes ActorBuilder::workflow.
+#include <rivetkit/workflow.hpp>

@@ -24,3 +24,4 @@
 #include <rivetkit/task.hpp>
 #include <rivetkit/value.hpp>
 #include <rivetkit/websocket.hpp>
+#include <rivetkit/workflow.hpp>

@@ -73,7 +73,8 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
                              // the statement is then interrupted, which ends the action.
                              definition_->options.action_timeout + std::chrono::seconds(1),
                              *this),
-               ActorQueue(strand_, actor_id_, *definition_, *this)},
+               ActorQueue(strand_, actor_id_, *definition_, *this),
+               ActorWorkflow(actor_id_, *store_, *this)},
       state_(actor_id_),
       acks_(*config_.clock, *this),
       gate_(strand_, *this, definition_->options.durable_replies),
@@ -810,6 +811,51 @@ std::int64_t ActorInstance::queue_now_ms() const {
 
 std::shared_ptr<void> ActorInstance::queue_wait_began() {
   return std::make_shared<SleepGates::Work>(track(WorkKind::kQueueWait));
+}
+
+// ---- the workflow (core/workflow/actor_workflow.hpp) ---------------------------------------------
+
+void ActorInstance::workflow_changed() {
+  request_save();
+}
+
+Task<Result<void>> ActorInstance::workflow_save() {
+  auto op = save_after_holds();
+  co_return co_await std::move(op);
+}
+
+std::int64_t ActorInstance::workflow_now_ms() const {
+  return now_ms();
+}
+
+Task<bool> ActorInstance::workflow_wait(std::chrono::milliseconds timeout) {
+  auto op = wait_aborted_for(timeout);
+  co_return co_await std::move(op);
+}
+
+std::shared_ptr<void> ActorInstance::workflow_parked() {
+  return std::make_shared<SleepGates::Work>(track(WorkKind::kQueueWait));
+}
+
+void ActorInstance::set_wake(std::optional<std::int64_t> at_ms) {
+  schedules_.set_wake(at_ms);
+}
+
+void ActorInstance::write_guard_flag() {
+  // RivetKit's flag (its fixture reads it back with c.kv().get): a user KV key, written in the
+  // background so the misuse itself still throws at once.
+  std::vector<detail::KvWrite> writes(1);
+  writes[0].kind = detail::KvWrite::Kind::kPut;
+  writes[0].key = "__rivet_actor_workflow_guard_triggered";
+  writes[0].value = "true";
+  spawn_task(write_kv_in_background(shared_from_this(), std::move(writes)),
+             "workflow guard flag");
+}
+
+Task<void> ActorInstance::write_kv_in_background(std::shared_ptr<ActorInstance> self,
+                                                 std::vector<detail::KvWrite> writes) {
+  auto op = self->storage_.kv.write(std::move(writes));
+  co_await std::move(op);
 }
 
 Task<Result<void>> ActorInstance::save_after_holds() {

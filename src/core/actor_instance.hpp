@@ -77,6 +77,7 @@ class ActorInstance final : public detail::ActorApi,
                             private ActorKv::Host,
                             private ActorDatabase::Host,
                             private ActorQueue::Host,
+                            private ActorWorkflow::Host,
                             private MessageAcks::Host,
                             private ConnectionSet::Host,
                             private ConnectionLifecycle::Host,
@@ -178,6 +179,9 @@ class ActorInstance final : public detail::ActorApi,
   detail::KvApi& kv() override { return storage_.kv; }
   detail::DbApi& db() override { return storage_.db; }
   detail::QueueApi& queue() override { return storage_.queue; }
+  detail::WorkflowApi& workflow() override { return storage_.workflow; }
+  /// The workflow as the runtime uses it (the inspector).
+  ActorWorkflow& workflow_part() { return storage_.workflow; }
   /// The queue as the runtime uses it (client sends).
   ActorQueue& queue_part() { return storage_.queue; }
   /// The KV and the database as the runtime uses them (the inspector).
@@ -293,6 +297,17 @@ class ActorInstance final : public detail::ActorApi,
   std::shared_ptr<void> queue_wait_began() override;
   std::shared_ptr<void> hold_writes(std::chrono::milliseconds limit) override;
   Task<Result<void>> save_after_holds() override;
+
+  // ---- ActorWorkflow::Host --------------------------------------------------------------------
+  void workflow_changed() override;
+  Task<Result<void>> workflow_save() override;
+  std::int64_t workflow_now_ms() const override;
+  Task<bool> workflow_wait(std::chrono::milliseconds timeout) override;
+  std::shared_ptr<void> workflow_parked() override;
+  void set_wake(std::optional<std::int64_t> at_ms) override;
+  void write_guard_flag() override;
+  static Task<void> write_kv_in_background(std::shared_ptr<ActorInstance> self,
+                                           std::vector<detail::KvWrite> writes);
 };
 
 }  // namespace rivetkit::core

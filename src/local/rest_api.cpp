@@ -8,6 +8,7 @@
 #include "protocol/json/json.hpp"
 #include "protocol/text/utf8.hpp"
 #include "util/log.hpp"
+#include "util/spawn.hpp"
 #include "util/url.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -256,6 +257,27 @@ Task<net::HttpResponse> list_actors(std::shared_ptr<LocalContext> ctx, net::Http
   co_return json_response(actors_page(*records, more));
 }
 
+// A created actor with a run handler (a workflow among them) starts at once, as the engine starts
+// every actor it creates: its background work must not wait for a first request. One without a
+// run handler starts at its first request.
+Task<void> start_created(std::shared_ptr<LocalContext> ctx, storage::ActorRecord record) {
+  const std::string actor_id = record.actor_id;
+  auto op = acquire_actor(ctx, std::move(record));
+  auto started = co_await std::move(op);
+  if (!started) {
+    log::debug("created actor did not start actor_id={}: {}.{}", actor_id, started.error().group,
+               started.error().code);
+  }
+}
+
+void start_if_running(const std::shared_ptr<LocalContext>& ctx,
+                      const storage::ActorRecord& record) {
+  auto definition = ctx->runtime.definition(record.name);
+  if (definition && definition->hooks.run) {
+    util::spawn(ctx->runtime.executor(), start_created(ctx, record), "start created actor");
+  }
+}
+
 Task<net::HttpResponse> create_actor(std::shared_ptr<LocalContext> ctx,
                                      net::HttpRequest request,
                                      bool get_or_create) {
@@ -278,6 +300,9 @@ Task<net::HttpResponse> create_actor(std::shared_ptr<LocalContext> ctx,
     if (!result) {
       co_return engine_error(result.error());
     }
+    if (result->created) {
+      start_if_running(ctx, result->actor);
+    }
     co_return json_response(
         Value::object({{"actor", actor_json(result->actor)}, {"created", result->created}}));
   }
@@ -286,6 +311,7 @@ Task<net::HttpResponse> create_actor(std::shared_ptr<LocalContext> ctx,
   if (!result) {
     co_return engine_error(result.error());
   }
+  start_if_running(ctx, *result);
   co_return json_response(Value::object({{"actor", actor_json(*result)}}));
 }
 

@@ -39,6 +39,7 @@ void add_db_catalogue_actors(rivetkit::Registry& registry);
 void add_db_stress_actors(rivetkit::Registry& registry);
 void add_sleep_db_actors(rivetkit::Registry& registry);
 void add_queue_actors(rivetkit::Registry& registry);
+void add_workflow_actors(rivetkit::Registry& registry);
 
 /// Wall-clock milliseconds since the Unix epoch (JS Date.now()).
 inline std::int64_t now_ms() {

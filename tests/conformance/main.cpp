@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   fixture::add_db_catalogue_actors(registry);
   fixture::add_sleep_db_actors(registry);
   fixture::add_queue_actors(registry);
+  fixture::add_workflow_actors(registry);
   fixture::add_db_stress_actors(registry);
   fixture::add_access_control_actors(registry);
   return registry.run(argc, argv);

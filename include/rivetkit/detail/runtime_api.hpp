@@ -167,6 +167,61 @@ class DbApi {
   virtual void abandon(std::uint64_t txn) = 0;
 };
 
+/// Where a workflow operation sits: the location of the block it runs in (the workflow's root,
+/// a loop iteration, a join branch), as the runtime encodes it. Opaque to the typed API.
+struct WorkflowScope {
+  std::string location;
+};
+
+/// A step as the typed API hands it to the runtime (workflow.hpp's StepOptions, with its name).
+struct WorkflowStepConfig {
+  std::string name;
+  std::uint32_t max_retries = 3;
+  std::chrono::milliseconds retry_backoff_base{100};
+  std::chrono::milliseconds retry_backoff_max{30'000};
+};
+
+/// What one turn of a workflow loop returns: go on with `value` as the loop's state, or end the
+/// loop with `value` as its result.
+struct WorkflowLoopTurn {
+  bool done = false;
+  Value value;
+};
+
+/// An actor's durable workflow (workflow.hpp; the runtime's ActorWorkflow). Every operation is
+/// an entry of the workflow's history at a location under `scope`: run for real the first time
+/// and recorded durably, answered from the record when the workflow replays after a restart.
+/// Errors are thrown as ActorError.
+class WorkflowApi {
+ public:
+  virtual ~WorkflowApi() = default;
+  /// Runs the workflow (the actor's run handler): loads its history, runs `body` unless it has
+  /// completed or failed before, and records how it ended. `on_error` (may be empty) sees each
+  /// failure as RivetKit's WorkflowErrorEvent value.
+  virtual Task<void> run(std::function<Task<void>(WorkflowScope)> body,
+                         std::function<Task<void>(Value event)> on_error) = 0;
+  /// A step: `body` runs (retried on failure per `config`) until it returns; its result is
+  /// recorded with the state changes of the same turn, and replayed from the record afterwards.
+  virtual Task<Value> step(WorkflowScope scope,
+                           WorkflowStepConfig config,
+                           std::function<Task<Value>()> body) = 0;
+  /// A loop: `body` runs once per iteration with the loop's state (`initial` at first) until it
+  /// returns done; each iteration is recorded as it ends. Returns the loop's result.
+  virtual Task<Value> loop(WorkflowScope scope,
+                           std::string name,
+                           Value initial,
+                           std::function<Task<WorkflowLoopTurn>(WorkflowScope, Value)> body) = 0;
+  /// A durable sleep until `deadline_ms` (ms since the epoch; the deadline recorded the first
+  /// time wins on replay, so a relative sleep passes `relative_ms` instead: deadline = now +
+  /// relative_ms, fixed when first reached).
+  virtual Task<void> sleep(WorkflowScope scope,
+                           std::string name,
+                           std::optional<std::int64_t> deadline_ms,
+                           std::chrono::milliseconds relative) = 0;
+  /// A step's context was used after its step ended (RivetKit records a flag in the actor's KV).
+  virtual void guard_triggered() = 0;
+};
+
 /// Which actor a client handle names (client.hpp).
 struct ActorQuery {
   enum class Kind { kGet, kGetOrCreate, kGetForId, kCreate };
@@ -281,6 +336,8 @@ class ActorApi {
   virtual DbApi& db() = 0;
   /// The actor's queue.
   virtual QueueApi& queue() = 0;
+  /// The actor's workflow (its run handler, when declared with ActorBuilder::workflow).
+  virtual WorkflowApi& workflow() = 0;
 };
 
 using ActionFn = std::function<Task<Value>(ActorApi*, ConnApi*, Array)>;
@@ -363,6 +420,8 @@ struct ActorDefinitionData {
   std::map<std::string, QueueDefinition, std::less<>> queues;
   /// The C++ types of actions, events, queues, state, parameters and input.
   ActorTypeInfo types;
+  /// Whether the run handler is a durable workflow (ActorBuilder::workflow).
+  bool workflow = false;
 };
 
 }  // namespace rivetkit::detail

@@ -38,7 +38,7 @@ std::string Schedules::at(std::int64_t at_ms, std::string action, Array args) {
                                + " ms since the epoch (at most 8.64e15)",
                            std::nullopt, true});
   }
-  if (schedules_.size() >= options_.max_schedules) {
+  if (schedules_.size() - schedules_.count(kWakeId) >= options_.max_schedules) {
     throw ActorError(
         Error{"schedule", "max_schedules_exceeded",
               "Too many pending schedules (at most " + std::to_string(options_.max_schedules) + ")",
@@ -58,7 +58,7 @@ std::string Schedules::at(std::int64_t at_ms, std::string action, Array args) {
 }
 
 bool Schedules::cancel(const std::string& id) {
-  if (schedules_.erase(id) == 0) {
+  if (id == kWakeId || schedules_.erase(id) == 0) {
     return false;
   }
   removed(id);
@@ -69,6 +69,9 @@ std::vector<ScheduledEvent> Schedules::list() const {
   std::vector<ScheduledEvent> out;
   out.reserve(schedules_.size());
   for (const auto& [id, s] : schedules_) {
+    if (id == kWakeId) {
+      continue;
+    }
     ScheduledEvent e;
     e.id = s.event_id;
     e.at_ms = s.trigger_at;
@@ -85,6 +88,26 @@ std::vector<ScheduledEvent> Schedules::list() const {
     return a.at_ms != b.at_ms ? a.at_ms < b.at_ms : a.id < b.id;
   });
   return out;
+}
+
+void Schedules::set_wake(std::optional<std::int64_t> at_ms) {
+  auto it = schedules_.find(kWakeId);
+  if (!at_ms) {
+    if (it != schedules_.end()) {
+      schedules_.erase(it);
+      removed(kWakeId);
+    }
+    return;
+  }
+  if (it != schedules_.end() && it->second.trigger_at == *at_ms) {
+    return;
+  }
+  storage::PersistedSchedule event;
+  event.event_id = kWakeId;
+  event.trigger_at = *at_ms;
+  event.created_at = clock_.now_ms();
+  schedules_[kWakeId] = event;
+  changed(event);
 }
 
 void Schedules::changed(const storage::PersistedSchedule& event) {
@@ -157,6 +180,16 @@ Task<void> Schedules::run() {
 }
 
 Task<void> Schedules::fire(storage::PersistedSchedule event) {
+  if (event.event_id == kWakeId) {
+    // It woke the actor (or found it awake); the run handler sets it again if it still waits.
+    running_.erase(event.event_id);
+    if (auto it = schedules_.find(kWakeId);
+        it != schedules_.end() && it->second.trigger_at <= event.trigger_at) {
+      schedules_.erase(it);
+      removed(kWakeId);
+    }
+    co_return;
+  }
   Array args;
   if (event.args) {
     if (auto v = decode_stored(*event.args); v && v->is_array()) {

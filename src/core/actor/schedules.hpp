@@ -74,7 +74,15 @@ class Schedules final : public detail::ScheduleApi {
   /// The pending schedules, soonest first (ties by id).
   std::vector<ScheduledEvent> list() const override;
   std::int64_t now_ms() const override { return clock_.now_ms(); }
-  std::size_t size() const { return schedules_.size(); }
+  std::size_t size() const { return schedules_.size() - schedules_.count(kWakeId); }
+
+  /// The run handler's wake-up (a workflow's sleep): the actor is woken at `at_ms` even if it
+  /// sleeps meanwhile (nullopt: no longer). Kept as one internal schedule (kWakeId) that runs
+  /// nothing: c.schedule() and the inspector do not show it and it does not count towards
+  /// max_schedules; the driver's alarm covers it like any other schedule.
+  void set_wake(std::optional<std::int64_t> at_ms);
+  /// The id of the internal wake-up schedule (not a UUID, so no user schedule has it).
+  static constexpr const char* kWakeId = "rivet.run-wake";
 
   /// Moves the changes not yet written into `write` (upserts and deletes).
   void take_changes(storage::ActorWrite& write);

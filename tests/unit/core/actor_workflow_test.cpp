@@ -1,0 +1,408 @@
+// The workflow part alone (core/workflow/), over an in-memory store and a host the test drives:
+// the history's keys and records; steps recorded and replayed after a restart (their bodies do
+// not run again); loops resuming at the recorded iteration with the recorded state, finished
+// iterations pruned; a failing step retried with RivetKit's backoff and events, exhausted past
+// its retries (the workflow recorded as failed, never run again); a sleep that parks, sets the
+// wake alarm durably, survives a stop and ends at once on replay past its deadline; a history
+// the code diverges from fails naming the entry; a name used twice in one block is refused.
+
+#include "core/workflow/actor_workflow.hpp"
+
+#include "memory_kv.hpp"
+#include <rivetkit/error.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rivetkit::core {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using detail::WorkflowLoopTurn;
+using detail::WorkflowScope;
+using detail::WorkflowStepConfig;
+
+class MemoryStore final : public testing::MapKvStore {
+ public:
+  Task<Result<storage::PersistedActor>> load() override { co_return storage::PersistedActor{}; }
+  Task<Result<void>> commit(storage::ActorWrite write) override {
+    storage::apply_kv(kv, write.kv);
+    co_return Result<void>{};
+  }
+};
+
+[[noreturn]] void throw_aborted() {
+  throw ActorError(Error{"actor", "aborted", "stopping", std::nullopt, true});
+}
+
+// Free coroutines (GCC 12 mishandles coroutine lambdas).
+Task<Value> counted(int* runs, Value result) {
+  ++*runs;
+  co_return result;
+}
+Task<Value> failing(int* runs, int fail_times) {
+  ++*runs;
+  if (*runs <= fail_times) {
+    throw std::runtime_error("boom " + std::to_string(*runs));
+  }
+  co_return Value("ok");
+}
+Task<void> nothing() {
+  co_return;
+}
+Task<WorkflowLoopTurn> finished_turn() {
+  co_return WorkflowLoopTurn{true, Value()};
+}
+Task<Value> aborting() {
+  throw_aborted();
+  co_return Value{};
+}
+
+class ActorWorkflowTest : public ::testing::Test, public ActorWorkflow::Host {
+ protected:
+  void SetUp() override { restart(); }
+
+  // ---- ActorWorkflow::Host ----
+  void workflow_changed() override { ++changes; }
+  Task<Result<void>> workflow_save() override {
+    ++saves;
+    storage::ActorWrite write;
+    wf->take_changes(write);
+    storage::apply_kv(store.kv, write.kv);
+    co_return Result<void>{};
+  }
+  std::shared_ptr<void> hold() override { return nullptr; }
+  std::int64_t workflow_now_ms() const override { return now; }
+  Task<bool> workflow_wait(std::chrono::milliseconds timeout) override {
+    if (stop_waits) {
+      co_return true;
+    }
+    now += timeout.count();
+    waited += timeout.count();
+    co_return false;
+  }
+  std::shared_ptr<void> workflow_parked() override {
+    ++parks;
+    return nullptr;
+  }
+  void set_wake(std::optional<std::int64_t> at_ms) override { wake = at_ms; }
+  void write_guard_flag() override { ++guards; }
+
+  /// A new instance of the part over what is durable (a restart).
+  void restart() { wf = std::make_unique<ActorWorkflow>("actor-1", store, *this); }
+
+  std::exception_ptr run(std::function<Task<void>(WorkflowScope)> body,
+                         std::function<Task<void>(Value)> on_error = {}) {
+    auto done = std::make_shared<std::optional<std::exception_ptr>>();
+    asio::co_spawn(io, wf->run(std::move(body), std::move(on_error)),
+                   [done](std::exception_ptr e) { *done = e; });
+    const auto until = std::chrono::steady_clock::now() + 5s;
+    while (!*done && std::chrono::steady_clock::now() < until) {
+      io.restart();
+      io.run_for(2ms);
+    }
+    EXPECT_TRUE(done->has_value()) << "the workflow did not end";
+    return done->value_or(nullptr);
+  }
+  static std::string code_of(std::exception_ptr e) {
+    if (!e) {
+      return "";
+    }
+    try {
+      std::rethrow_exception(e);
+    } catch (const ActorError& err) {
+      return err.error().qualified_code();
+    } catch (...) {
+      return "?";
+    }
+  }
+  workflow::WorkflowState state() const { return wf->history().record().state; }
+  std::size_t entry_keys() const {
+    std::size_t n = 0;
+    for (const auto& [k, v] : store.kv) {
+      n += (k.size() > 1 && k[0] == workflow::keys::kPrefix && k[1] == '\x02') ? 1u : 0u;
+    }
+    return n;
+  }
+
+  asio::io_context io;
+  MemoryStore store;
+  std::unique_ptr<ActorWorkflow> wf;
+  std::int64_t now = 1'700'000'000'000;
+  std::int64_t waited = 0;
+  bool stop_waits = false;
+  int changes = 0, saves = 0, parks = 0, guards = 0;
+  std::optional<std::int64_t> wake;
+};
+
+// Two steps, then a restart: nothing runs again, results come from the record.
+Task<void> two_steps(ActorWorkflow* wf, int* runs, std::vector<Value>* results) {
+  auto a = wf->step({}, WorkflowStepConfig{"a"}, [runs] { return counted(runs, Value(1)); });
+  results->push_back(co_await std::move(a));
+  auto b = wf->step({}, WorkflowStepConfig{"b"}, [runs] { return counted(runs, Value("two")); });
+  results->push_back(co_await std::move(b));
+}
+
+TEST_F(ActorWorkflowTest, StepsAreRecordedAndReplayed) {
+  int runs = 0;
+  std::vector<Value> results;
+  auto body = [&](WorkflowScope) {
+    return two_steps(wf.get(), &runs, &results);
+  };
+  EXPECT_EQ(run(body), nullptr);
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(state(), workflow::WorkflowState::kCompleted);
+  EXPECT_EQ(entry_keys(), 2u);
+  EXPECT_EQ(store.kv.count(workflow::keys::name_key(0)), 1u);
+  EXPECT_EQ(store.kv.at(workflow::keys::name_key(1)), "b");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1], Value("two"));
+
+  // A completed workflow does not run again.
+  restart();
+  results.clear();
+  EXPECT_EQ(run(body), nullptr);
+  EXPECT_TRUE(results.empty());
+
+  // With the workflow record gone (as mid-run), the steps replay from their records.
+  store.kv.erase(workflow::keys::meta_key());
+  restart();
+  EXPECT_EQ(run(body), nullptr);
+  EXPECT_EQ(runs, 2) << "a recorded step ran again";
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0], Value(1));
+  EXPECT_EQ(results[1], Value("two"));
+}
+
+// A loop counting to `until` with its state; a step per iteration; `crash_at` aborts the step of
+// that iteration (the process stops mid-loop).
+Task<WorkflowLoopTurn> count_turn(
+    ActorWorkflow* wf, WorkflowScope scope, Value state, int* runs, int crash_at, int until) {
+  const auto n = state.as_int();
+  if (n == crash_at) {
+    auto op = wf->step(scope, WorkflowStepConfig{"work"}, [] { return aborting(); });
+    co_await std::move(op);
+  }
+  auto op =
+      wf->step(scope, WorkflowStepConfig{"work"}, [runs, n] { return counted(runs, Value(n)); });
+  co_await std::move(op);
+  if (n + 1 >= until) {
+    co_return WorkflowLoopTurn{true, Value(n + 1)};
+  }
+  co_return WorkflowLoopTurn{false, Value(n + 1)};
+}
+Task<void> counting_loop(ActorWorkflow* wf, int* runs, int crash_at, Value* result) {
+  auto op = wf->loop({}, "count", Value(0), [=](WorkflowScope scope, Value state) {
+    return count_turn(wf, std::move(scope), std::move(state), runs, crash_at, 5);
+  });
+  *result = co_await std::move(op);
+}
+
+TEST_F(ActorWorkflowTest, LoopsResumeAtTheRecordedIterationAndPrune) {
+  int runs = 0;
+  Value result;
+  EXPECT_EQ(code_of(run([&](WorkflowScope) { return counting_loop(wf.get(), &runs, 3, &result); })),
+            "actor.aborted");
+  EXPECT_EQ(runs, 3);  // iterations 0, 1, 2
+  EXPECT_EQ(state(), workflow::WorkflowState::kRunning);
+
+  restart();
+  EXPECT_EQ(run([&](WorkflowScope) { return counting_loop(wf.get(), &runs, -1, &result); }),
+            nullptr);
+  EXPECT_EQ(runs, 5) << "iterations 3 and 4 only";
+  EXPECT_EQ(result, Value(5));
+  // The loop entry and the last iteration's step; older iterations were pruned.
+  EXPECT_EQ(entry_keys(), 2u);
+}
+
+Task<void> flaky_step(ActorWorkflow* wf, int* runs, int fail_times, std::uint32_t retries) {
+  WorkflowStepConfig config{"flaky", retries, 10ms, 15ms};
+  auto op = wf->step({}, config, [=] { return failing(runs, fail_times); });
+  co_await std::move(op);
+}
+
+TEST_F(ActorWorkflowTest, FailedStepsRetryWithBackoffAndReportEvents) {
+  int runs = 0;
+  std::vector<Value> events;
+  auto on_error = [&](Value e) -> Task<void> {
+    events.push_back(std::move(e));
+    return nothing();
+  };
+  EXPECT_EQ(run([&](WorkflowScope) { return flaky_step(wf.get(), &runs, 2, 3); }, on_error),
+            nullptr);
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(state(), workflow::WorkflowState::kCompleted);
+  ASSERT_EQ(events.size(), 2u);
+  const Value& first = *events[0].find("step");
+  EXPECT_EQ(*first.find("stepName"), Value("flaky"));
+  EXPECT_EQ(*first.find("attempt"), Value(1));
+  EXPECT_EQ(*first.find("willRetry"), Value(true));
+  EXPECT_EQ(*first.find("retryDelay"), Value(15));  // min(15, 10 * 2^1)
+  EXPECT_EQ(*first.find("error")->find("message"), Value("boom 1"));
+  EXPECT_EQ(*first.find("error")->find("name"), Value("Error"));
+  EXPECT_GE(parks, 2);
+  EXPECT_EQ(waited, 30);
+}
+
+TEST_F(ActorWorkflowTest, ExhaustedStepsFailTheWorkflowForGood) {
+  int runs = 0;
+  std::vector<Value> events;
+  auto on_error = [&](Value e) -> Task<void> {
+    events.push_back(std::move(e));
+    return nothing();
+  };
+  auto body = [&](WorkflowScope) {
+    return flaky_step(wf.get(), &runs, 100, 1);
+  };
+  EXPECT_EQ(run(body, on_error), nullptr) << "a failed workflow ends the run handler quietly";
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+  ASSERT_EQ(events.size(), 2u) << "one event per attempt, no separate workflow event";
+  EXPECT_EQ(*events[1].find("step")->find("willRetry"), Value(false));
+  ASSERT_TRUE(wf->history().record().error);
+  EXPECT_NE(
+      wf->history().record().error->find("message")->as_string().find("failed after 2 attempts"),
+      std::string::npos);
+
+  restart();
+  EXPECT_EQ(run(body, on_error), nullptr);
+  EXPECT_EQ(runs, 2) << "a failed workflow runs no more";
+}
+
+Task<void> sleeper(ActorWorkflow* wf, int* after) {
+  auto op = wf->sleep({}, "nap", std::nullopt, 1000ms);
+  co_await std::move(op);
+  ++*after;
+}
+
+TEST_F(ActorWorkflowTest, SleepsAreDurableAndSurviveAStop) {
+  int after = 0;
+  const auto start = now;
+  stop_waits = true;  // the actor stops while the workflow sleeps
+  EXPECT_EQ(code_of(run([&](WorkflowScope) { return sleeper(wf.get(), &after); })),
+            "actor.aborted");
+  EXPECT_EQ(after, 0);
+  ASSERT_TRUE(wake);
+  EXPECT_EQ(*wake, start + 1000) << "the wake alarm stays for the stopped actor";
+  EXPECT_EQ(entry_keys(), 1u) << "the deadline is durable";
+
+  // Woken past the deadline: the sleep ends at once, its recorded deadline wins.
+  restart();
+  stop_waits = false;
+  now = start + 5000;
+  EXPECT_EQ(run([&](WorkflowScope) { return sleeper(wf.get(), &after); }), nullptr);
+  EXPECT_EQ(after, 1);
+  EXPECT_EQ(waited, 0);
+
+  // Woken early: it waits the rest.
+  store.kv.clear();
+  restart();
+  now = start;
+  stop_waits = true;
+  EXPECT_EQ(code_of(run([&](WorkflowScope) { return sleeper(wf.get(), &after); })),
+            "actor.aborted");
+  EXPECT_EQ(after, 1);
+  EXPECT_EQ(entry_keys(), 1u);
+  restart();
+  stop_waits = false;
+  now = start + 400;
+  EXPECT_EQ(run([&](WorkflowScope) { return sleeper(wf.get(), &after); }), nullptr);
+  EXPECT_EQ(waited, 600);
+  EXPECT_FALSE(wake) << "no wake alarm once nothing waits";
+}
+
+Task<void> step_named(ActorWorkflow* wf, std::string name, int* runs) {
+  auto op =
+      wf->step({}, WorkflowStepConfig{std::move(name)}, [runs] { return counted(runs, Value()); });
+  co_await std::move(op);
+}
+Task<void> loop_named(ActorWorkflow* wf, std::string name) {
+  auto op =
+      wf->loop({}, std::move(name), Value(), [](WorkflowScope, Value) { return finished_turn(); });
+  co_await std::move(op);
+}
+Task<void> twice(ActorWorkflow* wf, int* runs) {
+  co_await step_named(wf, "same", runs);
+  co_await step_named(wf, "same", runs);
+}
+
+TEST_F(ActorWorkflowTest, DivergedHistoryFailsNamingTheEntry) {
+  int runs = 0;
+  store.kv.clear();
+  EXPECT_EQ(run([&](WorkflowScope) { return step_named(wf.get(), "a", &runs); }), nullptr);
+  store.kv.erase(workflow::keys::meta_key());  // as if it had not finished
+  restart();
+  std::vector<Value> events;
+  auto on_error = [&](Value e) -> Task<void> {
+    events.push_back(std::move(e));
+    return nothing();
+  };
+  EXPECT_EQ(run([&](WorkflowScope) { return loop_named(wf.get(), "a"); }, on_error), nullptr);
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+  ASSERT_EQ(events.size(), 1u);
+  const auto& message = events[0].find("workflow")->find("error")->find("message")->as_string();
+  EXPECT_NE(message.find("diverged at \"a\""), std::string::npos) << message;
+
+  store.kv.clear();
+  restart();
+  EXPECT_EQ(run([&](WorkflowScope) { return twice(wf.get(), &runs); }), nullptr);
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+  EXPECT_NE(wf->history().record().error->find("message")->as_string().find("reached twice"),
+            std::string::npos);
+}
+
+TEST_F(ActorWorkflowTest, OperationsOutsideTheRunAreRefused) {
+  auto [ok, error] = [&] {
+    auto done = std::make_shared<std::optional<std::exception_ptr>>();
+    asio::co_spawn(io, wf->sleep({}, "x", std::nullopt, 1ms),
+                   [done](std::exception_ptr e) { *done = e; });
+    io.run_for(50ms);
+    return std::pair{done->has_value(), done->value_or(nullptr)};
+  }();
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(code_of(error), "workflow.not_running");
+}
+
+TEST(WorkflowHistoryTest, RecordsRoundTripAndCorruptionIsAnError) {
+  workflow::Entry e;
+  e.id = "id-1";
+  e.kind = workflow::EntryKind::kLoop;
+  e.status = workflow::EntryStatus::kRunning;
+  e.attempts = 2;
+  e.loop_state = Value::object({{"n", Value(3)}});
+  e.iteration = 7;
+  e.output = Value{};  // an undefined result is still a result
+  auto back = workflow::decode_entry(workflow::encode_entry(e));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->iteration, 7u);
+  EXPECT_EQ(back->loop_state, e.loop_state);
+  ASSERT_TRUE(back->output);
+  // (undefined is stored as null: both read back as "no value")
+  EXPECT_TRUE(back->output->is_undefined() || back->output->is_null());
+
+  const auto loc = workflow::location::iteration(workflow::location::named("", 1), 2, 9);
+  auto parsed = workflow::location::parse(loc);
+  ASSERT_TRUE(parsed);
+  ASSERT_EQ(parsed->size(), 2u);
+  EXPECT_EQ(std::get<workflow::location::IterationSegment>((*parsed)[1]).iteration, 9u);
+  EXPECT_FALSE(workflow::location::parse("\x01\x00"));
+
+  workflow::WorkflowHistory h;
+  std::vector<storage::KvEntry> stored{{workflow::keys::entry_key(loc), "not cbor \xff"}};
+  auto r = h.load(stored);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "history_corrupt");
+  workflow::WorkflowHistory gap;
+  EXPECT_FALSE(gap.load({{workflow::keys::name_key(1), "b"}})) << "a name registry with a gap";
+}
+
+}  // namespace
+}  // namespace rivetkit::core
