@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,129 @@ struct LoopResult {
 };
 /// A loop without result or state: `co_return rivetkit::Loop::next();`.
 using Loop = LoopResult<>;
+
+/// What a workflow's queue wait takes (RivetKit's `queue.next(name, {names, completable,
+/// timeout})`).
+struct QueueNextOptions {
+  /// Queue names to take from; empty: any.
+  std::vector<std::string> names;
+  /// Leave the message queued until complete(): a sender waiting for it gets the response.
+  bool completable = false;
+  /// How long to wait (counted from the first time the wait is reached, across restarts); none:
+  /// until a message comes.
+  std::optional<std::chrono::milliseconds> timeout;
+};
+
+/// A failure as a workflow records it: RivetKit's `{name, message}`.
+struct WorkflowErrorInfo {
+  std::string name;
+  std::string message;
+};
+
+/// Why a try_step failed (RivetKit's TryStepFailure).
+struct TryStepFailure {
+  /// "exhausted": it failed past its retries.
+  std::string kind;
+  std::string step_name;
+  std::uint32_t attempts = 0;
+  WorkflowErrorInfo error;
+};
+
+/// What try_step returns: the step's result, or why it failed.
+template <class T>
+struct TryStepResult {
+  bool ok = false;
+  T value{};
+  TryStepFailure failure;
+};
+
+/// Why a try_block failed (RivetKit's TryBlockFailure): `source` is "step", "join" or "race";
+/// `name` the step's, join's or race's name.
+struct TryBlockFailure {
+  std::string source;
+  std::string name;
+  WorkflowErrorInfo error;
+  /// For source "step".
+  std::optional<TryStepFailure> step;
+};
+
+template <class T>
+struct TryBlockResult {
+  bool ok = false;
+  T value{};
+  TryBlockFailure failure;
+};
+
+template <class Types>
+class WorkflowContext;
+
+/// One branch of a join or race: `run(WorkflowContext&) -> Task<R>`, in a block of its own.
+template <class Types, class R = Value>
+struct Branch {
+  std::string name;
+  std::function<Task<R>(WorkflowContext<Types>&)> run;
+};
+
+/// What a race returns: the branch that finished first and its result.
+template <class R>
+struct RaceResult {
+  std::string winner;
+  R value{};
+};
+
+/// A message a workflow's queue wait took. Its body, and complete() for a completable wait
+/// (usable in the workflow or in a step; on replay a message completed before completes no
+/// more).
+template <class T = Value>
+class WorkflowMessage {
+ public:
+  std::uint64_t id = 0;
+  std::string name;
+  T body{};
+  std::int64_t created_at = 0;
+
+  /// Completes the message: the queue drops it and a sender waiting for it gets `response`.
+  template <class R = Value>
+  Task<void> complete(const R& response = R{}) const {
+    return api_->workflow().complete_message(scope_, wait_, index_, to_value(response));
+  }
+
+ private:
+  template <class>
+  friend class WorkflowContext;
+  detail::ActorApi* api_ = nullptr;
+  detail::WorkflowScope scope_;
+  std::string wait_;
+  std::size_t index_ = 0;
+};
+
+namespace detail {
+template <class T>
+using VoidAsEmpty = std::conditional_t<std::is_void_v<T>, Empty, T>;
+
+/// The failure an exhausted step's error carries (its metadata: step, attempts, error).
+inline TryStepFailure step_failure_of(const Error& e) {
+  TryStepFailure f;
+  f.kind = "exhausted";
+  if (e.metadata) {
+    if (const auto* step = e.metadata->find("step"); step != nullptr && step->is_string()) {
+      f.step_name = step->as_string();
+    }
+    if (const auto* n = e.metadata->find("attempts"); n != nullptr && n->is_int()) {
+      f.attempts = static_cast<std::uint32_t>(n->as_int());
+    }
+    if (const auto* err = e.metadata->find("error"); err != nullptr && err->is_string()) {
+      // Stored as "Name: message" (RivetKit's String(error)).
+      const auto& text = err->as_string();
+      const auto colon = text.find(": ");
+      f.error = colon == std::string::npos
+                    ? WorkflowErrorInfo{"Error", text}
+                    : WorkflowErrorInfo{text.substr(0, colon), text.substr(colon + 2)};
+    }
+  }
+  return f;
+}
+}  // namespace detail
 
 /// A step's view of the actor: the handler Context, valid until the step ends. Every accessor
 /// that reaches the actor's data or effects throws once the step has ended (RivetKit's guard).
@@ -145,8 +269,11 @@ class WorkflowContext {
   const std::string& name() const { return api_->name(); }
   const std::vector<std::string>& key() const { return api_->key(); }
   ActorLog log() const { return detail::Access::make<ActorLog>(api_); }
-  /// True once the actor is stopping.
-  bool aborted() const { return api_->aborted(); }
+  /// True once the actor is stopping, or (in a race branch) once another branch won.
+  bool aborted() const { return api_->aborted() || api_->workflow().cancelled(scope_); }
+  /// Resumes once aborted() is true (a race branch that lost; throws actor.aborted when the
+  /// actor stops).
+  Task<void> wait_aborted() const { return api_->workflow().wait_cancelled(scope_); }
   AbortSignal abort_signal() const { return detail::Access::make<AbortSignal>(api_); }
 
   /// Runs step `name`: `f(StepContext&) -> R` or `Task<R>`, once; its result is recorded (R must
@@ -201,6 +328,146 @@ class WorkflowContext {
     co_return result_of<typename LR::result_type>(recorded);
   }
 
+  /// Runs step `name` like step(), but a failure past its retries is returned instead of failing
+  /// the workflow (RivetKit's tryStep): `{ok, value}` or `{ok: false, failure}`.
+  template <class F>
+  auto try_step(std::string name, F f, StepOptions options = {}) const
+      -> Task<TryStepResult<detail::VoidAsEmpty<
+          typename detail::Awaited<std::invoke_result_t<F&, StepContext<Types>&>>::type>>> {
+    using R = typename detail::Awaited<std::invoke_result_t<F&, StepContext<Types>&>>::type;
+    TryStepResult<detail::VoidAsEmpty<R>> out;
+    try {
+      auto op = step(std::move(name), std::move(f), options);
+      if constexpr (std::is_void_v<R>) {
+        co_await std::move(op);
+      } else {
+        out.value = co_await std::move(op);
+      }
+      out.ok = true;
+    } catch (const ActorError& e) {
+      if (e.error().group != "workflow" || e.error().code != "step_exhausted") {
+        throw;
+      }
+      out.failure = detail::step_failure_of(e.error());
+    }
+    co_return out;
+  }
+
+  /// Runs `f(WorkflowContext&) -> Task<R>` as block `name`; a step, join or race inside it that
+  /// fails for good is returned as the failure instead of failing the workflow (RivetKit's
+  /// `try`). Other errors pass through. State changes made before the failure stay (workflows
+  /// roll forward).
+  template <class F>
+  auto try_block(std::string name, F f) const -> Task<TryBlockResult<detail::VoidAsEmpty<
+      typename detail::Awaited<std::invoke_result_t<F&, WorkflowContext&>>::type>>> {
+    using R = typename detail::Awaited<std::invoke_result_t<F&, WorkflowContext&>>::type;
+    TryBlockResult<detail::VoidAsEmpty<R>> out;
+    auto scope = api_->workflow().block(scope_, name);
+    try {
+      auto op = detail::call_async(std::move(f), WorkflowContext(api_, std::move(scope)));
+      if constexpr (std::is_void_v<R>) {
+        co_await std::move(op);
+      } else {
+        out.value = co_await std::move(op);
+      }
+      out.ok = true;
+    } catch (const ActorError& e) {
+      const auto& err = e.error();
+      const bool caught = err.group == "workflow"
+                          && (err.code == "step_exhausted" || err.code == "join_failed"
+                              || err.code == "race_failed");
+      if (!caught) {
+        throw;
+      }
+      if (err.code == "step_exhausted") {
+        auto step = detail::step_failure_of(err);
+        out.failure.source = "step";
+        out.failure.name = step.step_name;
+        out.failure.error = step.error;
+        out.failure.step = std::move(step);
+      } else {
+        out.failure.source = err.code == "join_failed" ? "join" : "race";
+        if (err.metadata) {
+          if (const auto* n = err.metadata->find("name"); n != nullptr && n->is_string()) {
+            out.failure.name = n->as_string();
+          }
+        }
+        out.failure.error = WorkflowErrorInfo{"Error", err.message};
+      }
+    }
+    co_return out;
+  }
+
+  /// Waits for a message on the actor's queue (RivetKit's `queue.next`): the message is recorded
+  /// with the queue's change in one write, so a replay returns the same message and no other.
+  /// Past `options.timeout` it throws workflow.queue_timed_out. The wait lets the actor sleep.
+  template <class T = Value>
+  Task<WorkflowMessage<T>> queue_next(std::string name, QueueNextOptions options = {}) const {
+    auto op = queue_next_batch<T>(std::move(name), std::move(options), 1);
+    auto batch = co_await std::move(op);
+    if (batch.empty()) {
+      throw ActorError(Error{"workflow", "queue_timed_out",
+                             "The workflow's queue wait timed out before a message came",
+                             std::nullopt, true});
+    }
+    co_return std::move(batch.front());
+  }
+  /// Up to `count` messages (none when the timeout passes first).
+  template <class T = Value>
+  Task<std::vector<WorkflowMessage<T>>> queue_next_batch(std::string name,
+                                                         QueueNextOptions options,
+                                                         std::size_t count) const {
+    detail::WorkflowQueueNext next{std::move(options.names), count, options.completable,
+                                   options.timeout};
+    auto op = api_->workflow().queue_next(scope_, name, std::move(next));
+    auto taken = co_await std::move(op);
+    std::vector<WorkflowMessage<T>> out;
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      WorkflowMessage<T> m;
+      m.id = taken[i].id;
+      m.name = std::move(taken[i].name);
+      m.body = from_value<T>(taken[i].body);
+      m.created_at = taken[i].created_at;
+      m.api_ = api_;
+      m.scope_ = scope_;
+      m.wait_ = name;
+      m.index_ = i;
+      out.push_back(std::move(m));
+    }
+    co_return out;
+  }
+
+  /// Runs the branches concurrently (each in its own block) until all end; returns their results
+  /// by name. If one fails, the join fails (workflow.join_failed) once all ended.
+  template <class R>
+  Task<std::map<std::string, R>> join(std::string name,
+                                      std::vector<Branch<Types, R>> branches) const {
+    auto op = api_->workflow().join(scope_, std::move(name), erase(std::move(branches)));
+    Value results = co_await std::move(op);
+    std::map<std::string, R> out;
+    if (results.is_object()) {
+      for (const auto& member : results.as_object()) {
+        out.emplace(member.key, from_value<R>(member.value));
+      }
+    }
+    co_return out;
+  }
+  /// Runs the branches concurrently; the first to return wins and the others are cancelled
+  /// (their context's aborted() turns true, wait_aborted() resumes, their sleeps end).
+  template <class R>
+  Task<RaceResult<R>> race(std::string name, std::vector<Branch<Types, R>> branches) const {
+    auto op = api_->workflow().race(scope_, std::move(name), erase(std::move(branches)));
+    Value result = co_await std::move(op);
+    RaceResult<R> out;
+    if (const auto* w = result.find("winner"); w != nullptr && w->is_string()) {
+      out.winner = w->as_string();
+    }
+    if (const auto* v = result.find("value")) {
+      out.value = from_value<R>(*v);
+    }
+    co_return out;
+  }
+
   /// Sleeps `duration` from the first time this point is reached (durable: the deadline is
   /// recorded; the actor may sleep meanwhile and is woken for it).
   Task<void> sleep(std::string name, std::chrono::milliseconds duration) const {
@@ -215,6 +482,29 @@ class WorkflowContext {
   friend struct detail::Access;
   WorkflowContext(detail::ActorApi* api, detail::WorkflowScope scope)
       : api_(api), scope_(std::move(scope)) {}
+
+  template <class R>
+  std::vector<detail::WorkflowBranch> erase(std::vector<Branch<Types, R>> branches) const {
+    std::vector<detail::WorkflowBranch> out;
+    auto* api = api_;
+    for (auto& b : branches) {
+      std::function<Task<Value>(detail::WorkflowScope)> body =
+          [api, run = std::move(b.run)](detail::WorkflowScope scope) {
+            return run_branch<R>(api, run, std::move(scope));
+          };
+      out.push_back(detail::WorkflowBranch{std::move(b.name), std::move(body)});
+    }
+    return out;
+  }
+  template <class R>
+  static Task<Value> run_branch(detail::ActorApi* api,
+                                std::function<Task<R>(WorkflowContext&)> run,
+                                detail::WorkflowScope scope) {
+    WorkflowContext ctx(api, std::move(scope));
+    auto op = run(ctx);
+    R r = co_await std::move(op);
+    co_return to_value(r);
+  }
 
   template <class R>
   static R result_of(const Value& v) {

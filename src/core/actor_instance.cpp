@@ -74,7 +74,7 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
                              definition_->options.action_timeout + std::chrono::seconds(1),
                              *this),
                ActorQueue(strand_, actor_id_, *definition_, *this),
-               ActorWorkflow(actor_id_, *store_, *this)},
+               ActorWorkflow(strand_, actor_id_, *store_, *this)},
       state_(actor_id_),
       acks_(*config_.clock, *this),
       gate_(strand_, *this, definition_->options.durable_replies),
@@ -451,6 +451,13 @@ Task<void> ActorInstance::run_handler() {
   }
 }
 
+void ActorInstance::restart_run() {
+  if (definition_->hooks.run && lifecycle_.is(LifecycleState::kStarted) && !lifecycle_.aborted()
+      && sleep_.count(WorkKind::kRun) == 0) {
+    util::spawn(strand_, run_handler(), "actor run handler");
+  }
+}
+
 std::int64_t ActorInstance::now_ms() const {
   return config_.clock->now_ms();
 }
@@ -801,6 +808,10 @@ std::optional<std::string> ActorInstance::inspector_state() {
   return inspector::wire_state(*this);
 }
 
+std::optional<std::string> ActorInstance::inspector_workflow_history() {
+  return inspector::wire_workflow_history(*this);
+}
+
 std::vector<protocol::inspector::Connection> ActorInstance::inspector_connections() {
   return inspector::wire_connections(*this);
 }
@@ -817,6 +828,7 @@ std::shared_ptr<void> ActorInstance::queue_wait_began() {
 
 void ActorInstance::workflow_changed() {
   request_save();
+  watchers_.workflow_changed();
 }
 
 Task<Result<void>> ActorInstance::workflow_save() {

@@ -182,6 +182,8 @@ class ActorInstance final : public detail::ActorApi,
   detail::WorkflowApi& workflow() override { return storage_.workflow; }
   /// The workflow as the runtime uses it (the inspector).
   ActorWorkflow& workflow_part() { return storage_.workflow; }
+  /// Starts the run handler again if it has returned (the inspector's workflow replay).
+  void restart_run();
   /// The queue as the runtime uses it (client sends).
   ActorQueue& queue_part() { return storage_.queue; }
   /// The KV and the database as the runtime uses them (the inspector).
@@ -287,6 +289,7 @@ class ActorInstance final : public detail::ActorApi,
   std::optional<std::string> inspector_state() override;
   std::vector<protocol::inspector::Connection> inspector_connections() override;
   std::uint64_t inspector_queue_size() override { return storage_.queue.size(); }
+  std::optional<std::string> inspector_workflow_history() override;
   void inspector_detached() override { sleep_.touch(); }
   void inspector_spawn(Task<void> task) override { spawn_task(std::move(task), "inspector push"); }
 
@@ -306,6 +309,10 @@ class ActorInstance final : public detail::ActorApi,
   std::shared_ptr<void> workflow_parked() override;
   void set_wake(std::optional<std::int64_t> at_ms) override;
   void write_guard_flag() override;
+  detail::QueueApi& workflow_queue() override { return storage_.queue; }
+  Task<void> complete_queue_message(std::uint64_t id, std::string name, Value response) override {
+    return storage_.queue.complete_id(id, std::move(name), std::move(response));
+  }
   static Task<void> write_kv_in_background(std::shared_ptr<ActorInstance> self,
                                            std::vector<detail::KvWrite> writes);
 };

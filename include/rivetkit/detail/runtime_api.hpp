@@ -171,6 +171,8 @@ class DbApi {
 /// a loop iteration, a join branch), as the runtime encodes it. Opaque to the typed API.
 struct WorkflowScope {
   std::string location;
+  /// The race branch the block belongs to (0: none); cancelled when another branch won.
+  std::uint64_t branch = 0;
 };
 
 /// A step as the typed API hands it to the runtime (workflow.hpp's StepOptions, with its name).
@@ -186,6 +188,35 @@ struct WorkflowStepConfig {
 struct WorkflowLoopTurn {
   bool done = false;
   Value value;
+};
+
+/// What a workflow's queue wait takes (workflow.hpp's QueueNextOptions).
+struct WorkflowQueueNext {
+  /// Queue names to take from; empty: any.
+  std::vector<std::string> names;
+  /// The most messages to take (at least 1).
+  std::size_t count = 1;
+  /// Leave them queued until completed (a waiting sender gets the response).
+  bool completable = false;
+  /// How long to wait for a first message (from the first time the wait is reached); none:
+  /// until one comes.
+  std::optional<std::chrono::milliseconds> timeout;
+};
+
+/// One message a workflow's queue wait returned (recorded, so a replay returns it again).
+struct WorkflowMessage {
+  std::uint64_t id = 0;
+  std::string name;
+  Value body;
+  std::int64_t created_at = 0;
+  /// It was completed (in this run or before the replay).
+  bool completed = false;
+};
+
+/// One branch of a workflow join or race: its name and its body (run in its own block).
+struct WorkflowBranch {
+  std::string name;
+  std::function<Task<Value>(WorkflowScope)> body;
 };
 
 /// An actor's durable workflow (workflow.hpp; the runtime's ActorWorkflow). Every operation is
@@ -218,6 +249,35 @@ class WorkflowApi {
                            std::string name,
                            std::optional<std::int64_t> deadline_ms,
                            std::chrono::milliseconds relative) = 0;
+  /// Takes up to `options.count` messages from the actor's queue, waiting for the first one (or
+  /// until the timeout: then none). Recorded with the queue's change in one write.
+  virtual Task<std::vector<WorkflowMessage>> queue_next(WorkflowScope scope,
+                                                        std::string name,
+                                                        WorkflowQueueNext options) = 0;
+  /// Completes message `index` of queue wait `name` under `scope` (a no-op when it was completed
+  /// before): the queue drops it and a waiting sender gets `response`.
+  virtual Task<void> complete_message(WorkflowScope scope,
+                                      std::string name,
+                                      std::size_t index,
+                                      Value response) = 0;
+  /// Runs every branch concurrently, each in its own block, until all end; returns {branch:
+  /// result}. If any failed, throws workflow.join_failed (once all ended).
+  virtual Task<Value> join(WorkflowScope scope,
+                           std::string name,
+                           std::vector<WorkflowBranch> branches) = 0;
+  /// Runs the branches concurrently; the first to return wins ({winner, value}) and the others
+  /// are cancelled (their context's aborted() turns true, their waits end). If all fail, throws
+  /// workflow.race_failed.
+  virtual Task<Value> race(WorkflowScope scope,
+                           std::string name,
+                           std::vector<WorkflowBranch> branches) = 0;
+  /// The scope of block `name` under `scope` (a try block): reached like an entry (names are
+  /// unique within their block), recorded nowhere.
+  virtual WorkflowScope block(const WorkflowScope& scope, const std::string& name) = 0;
+  /// Whether the block of `scope` was cancelled (a race branch that lost).
+  virtual bool cancelled(const WorkflowScope& scope) const = 0;
+  /// Resumes once cancelled(scope) is true.
+  virtual Task<void> wait_cancelled(WorkflowScope scope) = 0;
   /// A step's context was used after its step ended (RivetKit records a flag in the actor's KV).
   virtual void guard_triggered() = 0;
 };

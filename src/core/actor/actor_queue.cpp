@@ -601,6 +601,19 @@ Task<void> ActorQueue::complete(std::shared_ptr<detail::QueueCompletion> complet
   co_return;
 }
 
+Task<void> ActorQueue::complete_id(std::uint64_t id, std::string name, Value response) {
+  auto completion = std::make_shared<detail::QueueCompletion>();
+  completion->id = id;
+  completion->name = std::move(name);
+  if (auto it = messages_.find(id); it != messages_.end()) {
+    completion->delivery = it->second.deliveries;
+  } else if (auto dead = dead_.find(id); dead != dead_.end()) {
+    completion->delivery = dead->second.deliveries;
+  }
+  auto op = complete(std::move(completion), std::move(response));
+  co_await std::move(op);
+}
+
 Task<void> ActorQueue::send(std::string name, Value body) {
   auto hold = host_.hold();
   check_open();

@@ -164,6 +164,9 @@ class ActorQueue final : public detail::QueueApi {
                                                       QueueReceive options,
                                                       bool wait) override;
   Task<void> complete(std::shared_ptr<detail::QueueCompletion> completion, Value response) override;
+  /// complete() for message `id` of queue `name` without its receive's handle (a workflow's
+  /// replayed message): as its current delivery. Nothing happens when it is no longer queued.
+  Task<void> complete_id(std::uint64_t id, std::string name, Value response);
   Task<void> wait_available(const void* scope, QueueReceive options) override;
   std::vector<QueueDeadLetter> dead_letters() const override;
   Task<std::optional<std::uint64_t>> replay_dead_letter(std::uint64_t id) override;

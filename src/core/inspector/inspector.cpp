@@ -2,6 +2,7 @@
 
 #include "core/errors.hpp"
 #include "core/inspector/inspector_token.hpp"
+#include "core/workflow/workflow_view.hpp"
 #include "protocol/cbor/cbor.hpp"
 #include "protocol/compat.hpp"
 #include "util/log.hpp"
@@ -95,6 +96,66 @@ Value rpcs_of(const ActorInstance& instance) {
 Value disabled_workflow() {
   return Value::object(
       {{"history", nullptr}, {"workflowState", nullptr}, {"isWorkflowEnabled", false}});
+}
+
+Task<Result<void>> durable(ActorInstance& instance);
+
+Value workflow_of(ActorInstance& instance, bool transport) {
+  const auto& wf = instance.workflow_part();
+  if (transport && instance.definition().workflow && wf.loaded()) {
+    const auto bytes = workflow::history_transport(wf.history());
+    return Value::object({{"historyTransport", Value(Bytes(bytes.begin(), bytes.end()))},
+                          {"isWorkflowEnabled", true}});
+  }
+  if (!instance.definition().workflow || !wf.loaded()) {
+    return instance.definition().workflow ? Value::object(
+               {{"history", nullptr}, {"workflowState", nullptr}, {"isWorkflowEnabled", true}})
+                                          : disabled_workflow();
+  }
+  return Value::object(
+      {{"history", workflow::history_json(wf.history())},
+       {"workflowState", Value(std::string(workflow::to_string(wf.history().record().state)))},
+       {"isWorkflowEnabled", true}});
+}
+
+Task<Result<Value>> workflow_history(ActorInstance& instance, bool transport) {
+  if (instance.definition().workflow) {
+    auto op = instance.workflow_part().ensure_loaded();
+    auto loaded = co_await std::move(op);
+    if (!loaded) {
+      co_return fail(loaded.error());
+    }
+  }
+  co_return workflow_of(instance, transport);
+}
+
+Task<Result<Value>> workflow_replay(ActorInstance& instance,
+                                    std::optional<std::string> entry_id,
+                                    bool transport) {
+  if (!instance.definition().workflow) {
+    co_return disabled_workflow();
+  }
+  {
+    auto op = instance.workflow_part().ensure_loaded();
+    auto loaded = co_await std::move(op);
+    if (!loaded) {
+      co_return fail(loaded.error());
+    }
+  }
+  auto replayed = instance.workflow_part().replay_from(entry_id);
+  if (!replayed) {
+    co_return fail(replayed.error());
+  }
+  // The shortened history is durable before the run starts over and before the answer.
+  auto save_op = durable(instance);
+  auto saved = co_await std::move(save_op);
+  if (!saved) {
+    co_return fail(saved.error());
+  }
+  auto answer = workflow_of(instance, transport);
+  instance.inspector_watchers().workflow_changed();
+  instance.restart_run();
+  co_return answer;
 }
 
 // Saves what the request changed; resumes once durable.
@@ -278,6 +339,19 @@ Task<Result<Value>> execute_sql(ActorInstance& instance, ExecuteSql request) {
   co_return Value::object({{"rows", Value(rows->objects())}});
 }
 
+Value workflow_state_of(ActorInstance& instance) {
+  const auto& wf = instance.workflow_part();
+  return instance.definition().workflow && wf.loaded()
+             ? Value(std::string(workflow::to_string(wf.history().record().state)))
+             : Value(nullptr);
+}
+
+Value workflow_history_of(ActorInstance& instance) {
+  const auto& wf = instance.workflow_part();
+  return instance.definition().workflow && wf.loaded() ? workflow::history_json(wf.history())
+                                                       : Value(nullptr);
+}
+
 Value summary_of(ActorInstance& instance) {
   return Value::object({
       {"state", state_of(instance)},
@@ -286,9 +360,9 @@ Value summary_of(ActorInstance& instance) {
       {"queueSize", static_cast<std::int64_t>(instance.queue_part().size())},
       {"isStateEnabled", has_state(instance)},
       {"isDatabaseEnabled", instance.database_part().enabled()},
-      {"isWorkflowEnabled", false},
-      {"workflowState", nullptr},
-      {"workflowHistory", nullptr},
+      {"isWorkflowEnabled", instance.definition().workflow},
+      {"workflowState", workflow_state_of(instance)},
+      {"workflowHistory", workflow_history_of(instance)},
   });
 }
 
@@ -318,6 +392,14 @@ std::vector<protocol::inspector::Connection> wire_connections(ActorInstance& ins
   return out;
 }
 
+std::optional<std::string> wire_workflow_history(ActorInstance& instance) {
+  const auto& wf = instance.workflow_part();
+  if (!instance.definition().workflow || !wf.loaded()) {
+    return std::nullopt;
+  }
+  return workflow::history_transport(wf.history());
+}
+
 protocol::inspector::Init init_message(ActorInstance& instance) {
   protocol::inspector::Init init;
   init.connections = wire_connections(instance);
@@ -329,6 +411,8 @@ protocol::inspector::Init init_message(ActorInstance& instance) {
   init.is_database_enabled = instance.database_part().enabled();
   init.queue_size = instance.queue_part().size();
   init.schedules = wire_schedules(instance);
+  init.is_workflow_enabled = instance.definition().workflow;
+  init.workflow_history = wire_workflow_history(instance);
   return init;
 }
 
@@ -349,6 +433,9 @@ Error disabled() {
 }
 
 unsigned status_of(const Error& error) {
+  if (error.group == "actor" && error.code == "workflow_in_flight") {
+    return 409;
+  }
   if (error.group == "inspector") {
     return error.code == "unauthorized" ? 401 : error.code == "disabled" ? 404 : 400;
   }
@@ -427,9 +514,13 @@ Task<Result<Value>> answer(ActorInstance& instance, InspectorRequest request) {
   if (std::holds_alternative<GetTraces>(request)) {
     co_return Value::object({{"otlp", Value(Array{})}, {"clamped", false}});
   }
-  if (std::holds_alternative<GetWorkflowHistory>(request)
-      || std::holds_alternative<ReplayWorkflow>(request)) {
-    co_return disabled_workflow();
+  if (auto* history = std::get_if<GetWorkflowHistory>(&request)) {
+    auto op = workflow_history(instance, history->transport);
+    co_return co_await std::move(op);
+  }
+  if (auto* replay = std::get_if<ReplayWorkflow>(&request)) {
+    auto op = workflow_replay(instance, std::move(replay->entry_id), replay->transport);
+    co_return co_await std::move(op);
   }
   if (std::holds_alternative<GetDatabaseSchema>(request)) {
     auto op = database_schema(instance);

@@ -44,6 +44,8 @@ Task<Result<void>> authorize(ActorInstance& instance, std::optional<std::string>
 std::optional<std::string> wire_state(ActorInstance& instance);
 /// The connections as the inspector WebSocket carries them (details in CBOR).
 std::vector<protocol::inspector::Connection> wire_connections(ActorInstance& instance);
+/// The workflow history as the WebSocket carries it (none: no workflow, or not loaded yet).
+std::optional<std::string> wire_workflow_history(ActorInstance& instance);
 /// The message an inspector WebSocket gets first.
 protocol::inspector::Init init_message(ActorInstance& instance);
 /// An attached inspector WebSocket ended (on the instance's strand).

@@ -43,9 +43,13 @@ struct SendQueue {
 /// Deletes every waiting message: answered once durable.
 struct ResetQueue {};
 struct GetTraces {};
-struct GetWorkflowHistory {};
+/// `transport`: answer the history as the WebSocket carries it ({historyTransport: bytes}).
+struct GetWorkflowHistory {
+  bool transport = false;
+};
 struct ReplayWorkflow {
   std::optional<std::string> entry_id;
+  bool transport = false;
 };
 struct GetDatabaseSchema {};
 /// Rows of `table`, at most 500 (`limit` is clamped), from `offset`.

@@ -72,6 +72,11 @@ void InspectorWatchers::flush() {
       case Kind::kConnections:
         send_all(wire::ConnectionsUpdated{host_.inspector_connections()});
         break;
+      case Kind::kWorkflow:
+        if (auto history = host_.inspector_workflow_history()) {
+          send_all(wire::WorkflowHistoryUpdated{std::move(*history)});
+        }
+        break;
       case Kind::kQueue: {
         const auto size = host_.inspector_queue_size();
         if (size != last_queue_size_) {

@@ -34,6 +34,8 @@ class InspectorWatchers {
     virtual std::optional<std::string> inspector_state() = 0;
     virtual std::vector<protocol::inspector::Connection> inspector_connections() = 0;
     virtual std::uint64_t inspector_queue_size() = 0;
+    /// The workflow's history as the WebSocket carries it (none: no workflow, or not loaded).
+    virtual std::optional<std::string> inspector_workflow_history() = 0;
     /// The last socket went (the idle rule applies again).
     virtual void inspector_detached() = 0;
     /// Runs `task` in the background on the owner's strand while the owner lives.
@@ -63,12 +65,13 @@ class InspectorWatchers {
   void state_changed() { signal(Kind::kState); }
   void connections_changed() { signal(Kind::kConnections); }
   void queue_changed();
+  void workflow_changed() { signal(Kind::kWorkflow); }
 
   /// The instance stops: every attached socket is closed.
   void close_all(std::uint16_t code, std::string reason);
 
  private:
-  enum class Kind : std::uint8_t { kState, kConnections, kQueue };
+  enum class Kind : std::uint8_t { kState, kConnections, kQueue, kWorkflow };
   struct Attached {
     std::shared_ptr<net::WebSocket> socket;
     Wire wire;

@@ -57,6 +57,20 @@ std::optional<InspectorWatchers::Wire> wire_of(std::string_view search) {
   return InspectorWatchers::Wire{static_cast<std::uint16_t>(version), false};
 }
 
+// A workflow answer's history as the WebSocket carries it (none when there is none yet).
+std::optional<std::string> transport_of(const Value& v) {
+  const auto* bytes = v.find("historyTransport");
+  if (bytes == nullptr || !bytes->is_bytes()) {
+    return std::nullopt;
+  }
+  return std::string(bytes->as_bytes().begin(), bytes->as_bytes().end());
+}
+
+bool enabled_of(const Value& v) {
+  const auto* enabled = v.find("isWorkflowEnabled");
+  return enabled != nullptr && enabled->is_bool() && enabled->as_bool();
+}
+
 std::uint64_t as_u64(const Value* v) {
   if (v == nullptr) {
     return 0;
@@ -165,14 +179,16 @@ Result<Planned> plan(wire::ToServer message) {
     return p;
   }
   if (auto* m = std::get_if<wire::WorkflowHistoryRequest>(&message)) {
-    p.reply = [rid = m->id](Value) -> wire::ToClient {
-      return wire::WorkflowHistoryResponse{rid, std::nullopt, false};
+    p.request = GetWorkflowHistory{true};
+    p.reply = [rid = m->id](Value v) -> wire::ToClient {
+      return wire::WorkflowHistoryResponse{rid, transport_of(v), enabled_of(v)};
     };
     return p;
   }
   if (auto* m = std::get_if<wire::WorkflowReplayRequest>(&message)) {
-    p.reply = [rid = m->id](Value) -> wire::ToClient {
-      return wire::WorkflowReplayResponse{rid, std::nullopt, false};
+    p.request = ReplayWorkflow{m->entry_id, true};
+    p.reply = [rid = m->id](Value v) -> wire::ToClient {
+      return wire::WorkflowReplayResponse{rid, transport_of(v), enabled_of(v)};
     };
     return p;
   }

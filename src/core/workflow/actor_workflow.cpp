@@ -1,14 +1,20 @@
 #include "core/workflow/actor_workflow.hpp"
 
+#include "core/actor/actor_queue.hpp"
+#include "core/actor/stored_value.hpp"
 #include "core/errors.hpp"
 #include "core/ids.hpp"
 #include "util/log.hpp"
+#include "util/spawn.hpp"
 #include <rivetkit/error.hpp>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include <algorithm>
 
 namespace rivetkit::core {
 
+using namespace boost::asio::experimental::awaitable_operators;
 using workflow::Entry;
 using workflow::EntryKind;
 using workflow::EntryStatus;
@@ -95,6 +101,24 @@ Value step_event(const std::string& actor_id,
   return Value::object({{"step", std::move(event)}});
 }
 
+// What one recorded value may take: an entry is one KV value (at most 128 KiB), with room for
+// its metadata.
+constexpr std::size_t kMaxRecordedValue = storage::kMaxKvValueSize - 4096;
+
+bool recordable(const Value& v) {
+  return encode_stored(v).size() <= kMaxRecordedValue;
+}
+
+ActorError value_too_large(const char* what, const std::string& name, const Value& v) {
+  const auto size = encode_stored(v).size();
+  return ActorError(Error{
+      "workflow", "value_too_large",
+      std::string("Workflow ") + what + " of \"" + name + "\" is " + std::to_string(size)
+          + " bytes; a recorded value is at most " + std::to_string(kMaxRecordedValue) + " bytes",
+      Value::object({{"entry", Value(name)}, {"size", Value(static_cast<std::int64_t>(size))}}),
+      true});
+}
+
 std::string described(const Value& info) {
   const auto* name = info.find("name");
   const auto* message = info.find("message");
@@ -104,8 +128,15 @@ std::string described(const Value& info) {
 
 }  // namespace
 
-ActorWorkflow::ActorWorkflow(std::string actor_id, storage::ActorStore& store, Host& host)
-    : actor_id_(std::move(actor_id)), store_(store), host_(host) {}
+ActorWorkflow::ActorWorkflow(boost::asio::any_io_executor strand,
+                             std::string actor_id,
+                             storage::ActorStore& store,
+                             Host& host)
+    : strand_(strand),
+      actor_id_(std::move(actor_id)),
+      store_(store),
+      host_(host),
+      branch_changed_(std::move(strand)) {}
 
 void ActorWorkflow::take_changes(storage::ActorWrite& write) {
   history_.take_changes(write.kv);
@@ -199,7 +230,8 @@ Task<void> ActorWorkflow::report(Value event) {
   }
 }
 
-Task<void> ActorWorkflow::park_until(std::int64_t deadline_ms) {
+Task<void> ActorWorkflow::park_until(std::int64_t deadline_ms, const detail::WorkflowScope& scope) {
+  check_cancelled(scope);
   if (host_.workflow_now_ms() >= deadline_ms) {
     co_return;
   }
@@ -209,16 +241,62 @@ Task<void> ActorWorkflow::park_until(std::int64_t deadline_ms) {
   // comes back at the deadline.
   co_await flush();
   auto parked = host_.workflow_parked();
-  for (auto now = host_.workflow_now_ms(); now < deadline_ms; now = host_.workflow_now_ms()) {
-    auto op = host_.workflow_wait(std::chrono::milliseconds(deadline_ms - now));
-    if (co_await std::move(op)) {
-      // The actor stops: the wake alarm stays, so the deadline brings it back.
-      parked_.erase(it);
-      throw ActorError(Error{"actor", "aborted", "The actor is stopping", std::nullopt, true});
+  bool stopped = false;
+  for (auto now = host_.workflow_now_ms(); now < deadline_ms && !cancelled(scope);
+       now = host_.workflow_now_ms()) {
+    auto wait = host_.workflow_wait(std::chrono::milliseconds(deadline_ms - now));
+    if (scope.branch != 0) {
+      // A race branch also ends its wait when it loses.
+      auto lost = branch_changed_.wait();
+      auto raced = co_await (std::move(wait) || std::move(lost));
+      stopped = raced.index() == 0 && std::get<0>(raced);
+    } else {
+      stopped = co_await std::move(wait);
+    }
+    if (stopped) {
+      break;
     }
   }
   parked_.erase(it);
+  if (stopped) {
+    // The actor stops: the wake alarm stays, so the deadline brings it back.
+    throw ActorError(Error{"actor", "aborted", "The actor is stopping", std::nullopt, true});
+  }
   host_.set_wake(parked_.empty() ? std::nullopt : std::optional<std::int64_t>(*parked_.begin()));
+  check_cancelled(scope);
+}
+
+bool ActorWorkflow::cancelled(const detail::WorkflowScope& scope) const {
+  for (auto id = scope.branch; id != 0;) {
+    auto it = race_branches_.find(id);
+    if (it == race_branches_.end()) {
+      return false;
+    }
+    if (it->second.cancelled) {
+      return true;
+    }
+    id = it->second.parent;
+  }
+  return false;
+}
+
+void ActorWorkflow::check_cancelled(const detail::WorkflowScope& scope) const {
+  if (cancelled(scope)) {
+    throw_error("branch_cancelled", "This race branch was cancelled: another branch won");
+  }
+}
+
+Task<void> ActorWorkflow::wait_cancelled(detail::WorkflowScope scope) {
+  auto keep = host_.hold();
+  auto parked = host_.workflow_parked();
+  while (!cancelled(scope)) {
+    auto lost = branch_changed_.wait();
+    auto stop = host_.workflow_wait(std::chrono::hours(24));
+    auto raced = co_await (std::move(lost) || std::move(stop));
+    if (raced.index() == 1 && std::get<1>(raced)) {
+      throw ActorError(Error{"actor", "aborted", "The actor is stopping", std::nullopt, true});
+    }
+  }
 }
 
 // ---- the workflow
@@ -311,7 +389,7 @@ Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
     }
     if (e->status == EntryStatus::kFailed) {
       const auto retry_at = e->last_attempt_at + backoff_ms(e->attempts, config);
-      co_await park_until(retry_at);
+      co_await park_until(retry_at, scope);
       e = history_.find(loc);
     }
     e->attempts += 1;
@@ -329,6 +407,12 @@ Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
       failure = std::current_exception();
     }
     e = history_.find(loc);
+    // A result that cannot be recorded fails the step for good (retrying gives the same).
+    bool too_large = false;
+    if (!failure && !recordable(output)) {
+      failure = std::make_exception_ptr(value_too_large("step", config.name, output));
+      too_large = true;
+    }
     if (!failure) {
       e->output = std::move(output);
       e->status = EntryStatus::kCompleted;
@@ -347,7 +431,7 @@ Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
       std::rethrow_exception(failure);
     }
     const Value info = error_info(failure);
-    const bool will_retry = e->attempts <= config.max_retries;
+    const bool will_retry = !too_large && e->attempts <= config.max_retries;
     e->status = will_retry ? EntryStatus::kFailed : EntryStatus::kExhausted;
     e->error = described(info);
     history_.touch(loc);
@@ -381,7 +465,8 @@ Task<Value> ActorWorkflow::loop(
   while (true) {
     const std::uint32_t iteration = history_.find(loc)->iteration;
     const auto iteration_loc = workflow::location::iteration(scope.location, index, iteration);
-    auto op = body(detail::WorkflowScope{iteration_loc}, history_.find(loc)->loop_state);
+    auto op =
+        body(detail::WorkflowScope{iteration_loc, scope.branch}, history_.find(loc)->loop_state);
     auto turn = co_await std::move(op);
     Entry* e = history_.find(loc);
     // The iteration's locations are never reached again.
@@ -392,6 +477,9 @@ Task<Value> ActorWorkflow::loop(
     // Only the latest finished iteration is kept (what the inspector shows); older ones go.
     if (iteration > 0) {
       history_.erase_under(workflow::location::iteration(scope.location, index, iteration - 1));
+    }
+    if (!recordable(turn.value)) {
+      throw value_too_large(turn.done ? "loop result" : "loop state", name, turn.value);
     }
     if (turn.done) {
       e->output = std::move(turn.value);
@@ -423,7 +511,7 @@ Task<void> ActorWorkflow::sleep(detail::WorkflowScope scope,
   if (e->sleep_state == workflow::SleepState::kCompleted) {
     co_return;
   }
-  co_await park_until(e->deadline);
+  co_await park_until(e->deadline, scope);
   e = history_.find(loc);
   e->sleep_state = workflow::SleepState::kCompleted;
   e->status = EntryStatus::kCompleted;
@@ -432,6 +520,450 @@ Task<void> ActorWorkflow::sleep(detail::WorkflowScope scope,
   // at once either way.
   history_.touch(loc);
   host_.workflow_changed();
+}
+
+// ---- replay (the inspector)
+// ----------------------------------------------------------------------
+
+Result<void> ActorWorkflow::replay_from(const std::optional<std::string>& entry_id) {
+  auto in_flight = [] {
+    return fail(Error{"actor", "workflow_in_flight",
+                      "Workflow replay is unavailable while the workflow is currently in flight.",
+                      std::nullopt, true});
+  };
+  if (running_) {
+    return in_flight();
+  }
+  std::vector<std::pair<std::string, const Entry*>> ordered;
+  for (const auto& [loc, e] : history_.in_creation_order()) {
+    ordered.emplace_back(*loc, e);
+  }
+  std::size_t from = 0;
+  if (entry_id) {
+    auto target = std::find_if(ordered.begin(), ordered.end(),
+                               [&](const auto& p) { return p.second->id == *entry_id; });
+    if (target == ordered.end()) {
+      return fail(Error{"workflow", "entry_not_found", "Workflow step not found: " + *entry_id,
+                        std::nullopt, true});
+    }
+    if (target->second->kind != EntryKind::kStep) {
+      return fail(Error{"workflow", "invalid_replay_target",
+                        "Workflow replay target must be a step", std::nullopt, true});
+    }
+    // Inside a loop, the innermost loop around it replays whole.
+    std::string boundary = target->first;
+    std::size_t depth = 0;
+    for (const auto& [loc, e] : ordered) {
+      if (e->kind != EntryKind::kLoop || loc.size() >= target->first.size()) {
+        continue;
+      }
+      // A loop's iterations sit under its parent with its name: compare the parents.
+      auto parent_end = loc.size() - 5;  // the loop's own segment: 0x01 + u32
+      if (target->first.compare(0, parent_end, loc, 0, parent_end) == 0
+          && target->first.size() > parent_end && target->first[parent_end] == '\x02'
+          && target->first.compare(parent_end + 1, 4, loc, parent_end + 1, 4) == 0
+          && loc.size() > depth) {
+        boundary = loc;
+        depth = loc.size();
+      }
+    }
+    from = static_cast<std::size_t>(std::find_if(ordered.begin(), ordered.end(),
+                                                 [&](const auto& p) { return p.first == boundary; })
+                                    - ordered.begin());
+  }
+  for (std::size_t i = from; i < ordered.size(); ++i) {
+    if (ordered[i].second->status == EntryStatus::kRunning
+        && ordered[i].second->kind == EntryKind::kStep) {
+      return in_flight();
+    }
+  }
+  std::vector<std::string> doomed;
+  for (std::size_t i = from; i < ordered.size(); ++i) {
+    doomed.push_back(ordered[i].first);
+  }
+  for (const auto& loc : doomed) {
+    history_.erase(loc);
+  }
+  auto& record = history_.record();
+  record.state = WorkflowState::kPending;
+  record.output.reset();
+  record.error.reset();
+  history_.touch_record();
+  host_.workflow_changed();
+  return Result<void>{};
+}
+
+// ---- queue waits --------------------------------------------------------------------------------
+
+namespace {
+
+Value message_record(const detail::QueueMessageData& m) {
+  return Value::object({{"id", Value(static_cast<std::int64_t>(m.id))},
+                        {"name", Value(m.name)},
+                        {"body", m.body},
+                        {"createdAt", Value(m.created_at)},
+                        {"completed", Value(false)}});
+}
+
+detail::WorkflowMessage message_of(const Value& record) {
+  detail::WorkflowMessage m;
+  if (const auto* id = record.find("id"); id != nullptr && id->is_number()) {
+    m.id = id->is_int() ? static_cast<std::uint64_t>(id->as_int())
+                        : static_cast<std::uint64_t>(id->is_double() ? id->as_double() : 0);
+  }
+  if (const auto* name = record.find("name"); name != nullptr && name->is_string()) {
+    m.name = name->as_string();
+  }
+  if (const auto* body = record.find("body")) {
+    m.body = *body;
+  }
+  if (const auto* at = record.find("createdAt"); at != nullptr && at->is_int()) {
+    m.created_at = at->as_int();
+  }
+  if (const auto* done = record.find("completed"); done != nullptr && done->is_bool()) {
+    m.completed = done->as_bool();
+  }
+  return m;
+}
+
+std::vector<detail::WorkflowMessage> messages_of(const Entry& e) {
+  std::vector<detail::WorkflowMessage> out;
+  if (e.output && e.output->is_array()) {
+    for (const auto& record : e.output->as_array()) {
+      out.push_back(message_of(record));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Task<std::vector<detail::WorkflowMessage>> ActorWorkflow::queue_next(
+    detail::WorkflowScope scope, std::string name, detail::WorkflowQueueNext options) {
+  auto keep = host_.hold();
+  const auto loc = enter(scope, name);
+  Entry* e = existing(loc, EntryKind::kMessage, name);
+  if (e != nullptr && e->status == EntryStatus::kCompleted) {
+    co_return messages_of(*e);  // replay: the messages it took
+  }
+  if (e == nullptr) {
+    e = &create(loc, EntryKind::kMessage);
+    e->status = EntryStatus::kRunning;
+    if (options.timeout) {
+      // The timeout counts from the first time the wait is reached, across restarts.
+      e->deadline = host_.workflow_now_ms() + options.timeout->count();
+      history_.touch(loc);
+      co_await flush();
+    }
+  }
+  const std::int64_t deadline = history_.find(loc)->deadline;
+  QueueReceive receive;
+  receive.names = options.names;
+  receive.count = std::max<std::size_t>(1, options.count);
+  receive.completable = options.completable;
+  std::vector<detail::QueueMessageData> taken;
+  {
+    // Waiting for a message lets the actor sleep, as a run handler's queue wait does.
+    auto parked = host_.workflow_parked();
+    if (deadline != 0) {
+      host_.set_wake(deadline);
+      const auto left = std::max<std::int64_t>(0, deadline - host_.workflow_now_ms());
+      receive.timeout = std::chrono::milliseconds(left);
+    }
+    check_cancelled(scope);
+    auto op = host_.workflow_queue().receive(this, std::move(receive), true);
+    taken = co_await std::move(op);
+    if (deadline != 0) {
+      host_.set_wake(parked_.empty() ? std::nullopt
+                                     : std::optional<std::int64_t>(*parked_.begin()));
+    }
+  }
+  e = history_.find(loc);
+  Array records;
+  auto& handles = completions_[loc];
+  handles.clear();
+  for (const auto& m : taken) {
+    records.push_back(message_record(m));
+    handles.push_back(m.completion);
+  }
+  if (!options.completable) {
+    completions_.erase(loc);
+  }
+  e->output = Value(std::move(records));
+  e->status = EntryStatus::kCompleted;
+  e->sleep_state =
+      taken.empty() ? workflow::SleepState::kCompleted : workflow::SleepState::kInterrupted;
+  e->completed_at = host_.workflow_now_ms();
+  history_.touch(loc);
+  // The queue's change (a plain receive removed the messages) and the record: one write.
+  co_await flush();
+  co_return messages_of(*history_.find(loc));
+}
+
+Task<void> ActorWorkflow::complete_message(detail::WorkflowScope scope,
+                                           std::string name,
+                                           std::size_t index,
+                                           Value response) {
+  auto keep = host_.hold();
+  const auto loc = workflow::location::named(scope.location, history_.intern(name));
+  Entry* e = history_.find(loc);
+  if (e == nullptr || e->kind != EntryKind::kMessage || !e->output || !e->output->is_array()
+      || index >= e->output->as_array().size()) {
+    throw_error("message_not_found", "No message " + std::to_string(index) + " of queue wait \""
+                                         + name + "\" to complete");
+  }
+  auto message = message_of(e->output->as_array()[index]);
+  if (message.completed) {
+    co_return;  // completed before (a replay): nothing to do
+  }
+  std::shared_ptr<detail::QueueCompletion> handle;
+  if (auto it = completions_.find(loc); it != completions_.end() && index < it->second.size()) {
+    handle = it->second[index];
+  }
+  if (handle) {
+    auto op = host_.workflow_queue().complete(handle, std::move(response));
+    co_await std::move(op);
+  } else {
+    auto op = host_.complete_queue_message(message.id, message.name, std::move(response));
+    co_await std::move(op);
+  }
+  e = history_.find(loc);
+  if (e != nullptr && e->output && index < e->output->as_array().size()) {
+    e->output->as_array()[index].set("completed", Value(true));
+    history_.touch(loc);
+  }
+  // The queue dropping the message and the record saying so: one write.
+  co_await flush();
+}
+
+// ---- joins and races ----------------------------------------------------------------------------
+
+Task<void> ActorWorkflow::run_branch(ActorWorkflow* self,
+                                     std::shared_ptr<void> keep,
+                                     detail::WorkflowBranch branch,
+                                     detail::WorkflowScope scope,
+                                     std::shared_ptr<BranchRun> run,
+                                     std::size_t index,
+                                     bool race,
+                                     std::vector<std::uint64_t> siblings) {
+  (void)keep;
+  try {
+    auto op = branch.body(std::move(scope));
+    run->outputs[index] = co_await std::move(op);
+    if (race && !run->winner) {
+      run->winner = index;
+      for (auto id : siblings) {
+        if (auto it = self->race_branches_.find(id); it != self->race_branches_.end()) {
+          it->second.cancelled = id != siblings[index];
+        }
+      }
+    }
+  } catch (...) {
+    run->errors[index] = std::current_exception();
+  }
+  run->done[index] = true;
+  run->remaining -= 1;
+  self->branch_changed_.notify_all();
+}
+
+Task<std::shared_ptr<ActorWorkflow::BranchRun>> ActorWorkflow::run_branches(
+    const detail::WorkflowScope& scope,
+    const std::string& loc,
+    std::vector<detail::WorkflowBranch> branches,
+    bool race) {
+  auto run = std::make_shared<BranchRun>(branches.size());
+  run->remaining = branches.size();
+  std::vector<std::uint64_t> ids;
+  if (race) {
+    for (std::size_t i = 0; i < branches.size(); ++i) {
+      const auto id = next_branch_++;
+      race_branches_[id] = RaceBranch{scope.branch, false};
+      ids.push_back(id);
+    }
+  }
+  for (std::size_t i = 0; i < branches.size(); ++i) {
+    detail::WorkflowScope child{workflow::location::named(loc, history_.intern(branches[i].name)),
+                                race ? ids[i] : scope.branch};
+    util::spawn(
+        strand_,
+        run_branch(this, host_.hold(), std::move(branches[i]), std::move(child), run, i, race, ids),
+        "workflow branch");
+  }
+  while (run->remaining > 0) {
+    auto op = branch_changed_.wait();
+    co_await std::move(op);
+  }
+  for (auto id : ids) {
+    race_branches_.erase(id);
+  }
+  co_return run;
+}
+
+namespace {
+
+bool is_abort_error(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const ActorError& err) {
+    return err.error().group == "actor" && err.error().code == "aborted";
+  } catch (...) {
+    return false;
+  }
+}
+
+bool is_cancel_error(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const ActorError& err) {
+    return err.error().group == "workflow" && err.error().code == "branch_cancelled";
+  } catch (...) {
+    return false;
+  }
+}
+
+Value branch_status(const char* status,
+                    const std::optional<Value>& output,
+                    const std::optional<std::string>& error) {
+  Value v = Value::object({{"status", Value(status)}});
+  if (output) {
+    v.set("output", *output);
+  }
+  if (error) {
+    v.set("error", Value(*error));
+  }
+  return v;
+}
+
+Value race_output(const std::string& winner, const Value& value) {
+  return Value::object({{"winner", Value(winner)}, {"value", value}});
+}
+
+ActorError branches_failed(const char* source,
+                           const std::string& name,
+                           const std::string& branch,
+                           const std::string& error) {
+  return ActorError(Error{
+      "workflow", std::string(source) + "_failed",
+      std::string(source == std::string("join") ? "Join" : "Race") + " \"" + name
+          + "\" failed: branch \"" + branch + "\": " + error,
+      Value::object({{"source", Value(source)}, {"name", Value(name)}, {"branch", Value(branch)}}),
+      true});
+}
+
+}  // namespace
+
+Task<Value> ActorWorkflow::join(detail::WorkflowScope scope,
+                                std::string name,
+                                std::vector<detail::WorkflowBranch> branches) {
+  auto keep = host_.hold();
+  const auto loc = enter(scope, name);
+  Entry* e = existing(loc, EntryKind::kJoin, name);
+  if (e != nullptr && e->status == EntryStatus::kCompleted) {
+    co_return e->output.value_or(Value{});
+  }
+  if (e == nullptr) {
+    create(loc, EntryKind::kJoin).status = EntryStatus::kRunning;
+  }
+  std::vector<std::string> names;
+  for (const auto& b : branches) {
+    names.push_back(b.name);
+  }
+  auto op = run_branches(scope, loc, std::move(branches), false);
+  auto run = co_await std::move(op);
+  for (const auto& err : run->errors) {
+    if (err && is_abort_error(err)) {
+      std::rethrow_exception(err);  // the stop: nothing is recorded
+    }
+  }
+  Value statuses{Object{}};
+  Value outputs{Object{}};
+  std::optional<std::pair<std::string, std::string>> failed;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (run->errors[i]) {
+      const auto message = described(error_info(run->errors[i]));
+      statuses.set(names[i], branch_status("failed", std::nullopt, message));
+      if (!failed) {
+        failed.emplace(names[i], message);
+      }
+    } else {
+      statuses.set(names[i], branch_status("completed", run->outputs[i], std::nullopt));
+      outputs.set(names[i], run->outputs[i]);
+    }
+  }
+  e = history_.find(loc);
+  e->branches = std::move(statuses);
+  if (failed) {
+    e->status = EntryStatus::kFailed;
+    e->error = failed->second;
+    history_.touch(loc);
+    co_await flush();
+    throw branches_failed("join", name, failed->first, failed->second);
+  }
+  e->output = std::move(outputs);
+  e->status = EntryStatus::kCompleted;
+  e->completed_at = host_.workflow_now_ms();
+  history_.touch(loc);
+  co_await flush();
+  co_return history_.find(loc)->output.value_or(Value{});
+}
+
+Task<Value> ActorWorkflow::race(detail::WorkflowScope scope,
+                                std::string name,
+                                std::vector<detail::WorkflowBranch> branches) {
+  auto keep = host_.hold();
+  const auto loc = enter(scope, name);
+  Entry* e = existing(loc, EntryKind::kRace, name);
+  if (e != nullptr && e->status == EntryStatus::kCompleted) {
+    co_return e->output.value_or(Value{});
+  }
+  if (e == nullptr) {
+    create(loc, EntryKind::kRace).status = EntryStatus::kRunning;
+  }
+  std::vector<std::string> names;
+  for (const auto& b : branches) {
+    names.push_back(b.name);
+  }
+  auto op = run_branches(scope, loc, std::move(branches), true);
+  auto run = co_await std::move(op);
+  if (!run->winner) {
+    for (const auto& err : run->errors) {
+      if (err && is_abort_error(err)) {
+        std::rethrow_exception(err);
+      }
+    }
+  }
+  Value statuses{Object{}};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (run->winner && *run->winner == i) {
+      statuses.set(names[i], branch_status("completed", run->outputs[i], std::nullopt));
+    } else if (run->errors[i] && !is_cancel_error(run->errors[i])
+               && !is_abort_error(run->errors[i])) {
+      statuses.set(names[i],
+                   branch_status("failed", std::nullopt, described(error_info(run->errors[i]))));
+    } else {
+      statuses.set(names[i],
+                   branch_status(run->winner ? "cancelled" : "failed", std::nullopt, std::nullopt));
+    }
+  }
+  e = history_.find(loc);
+  e->branches = std::move(statuses);
+  if (!run->winner) {
+    const auto message =
+        names.empty() ? std::string("no branches") : described(error_info(run->errors.front()));
+    e->status = EntryStatus::kFailed;
+    e->error = message;
+    history_.touch(loc);
+    co_await flush();
+    throw branches_failed("race", name, names.empty() ? std::string() : names.front(), message);
+  }
+  const auto winner = *run->winner;
+  e->winner = names[winner];
+  e->output = race_output(names[winner], run->outputs[winner]);
+  e->status = EntryStatus::kCompleted;
+  e->completed_at = host_.workflow_now_ms();
+  history_.touch(loc);
+  co_await flush();
+  co_return history_.find(loc)->output.value_or(Value{});
 }
 
 }  // namespace rivetkit::core

@@ -32,15 +32,19 @@
 //
 // Single strand.
 
+#include "core/notifier.hpp"
 #include "core/workflow/workflow_history.hpp"
 #include "storage/actor_store.hpp"
 #include <rivetkit/detail/runtime_api.hpp>
 #include <rivetkit/result.hpp>
 #include <rivetkit/task.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -71,9 +75,19 @@ class ActorWorkflow final : public detail::WorkflowApi {
     virtual void set_wake(std::optional<std::int64_t> at_ms) = 0;
     /// Writes RivetKit's guard flag into the actor's KV (a step context used after its step).
     virtual void write_guard_flag() = 0;
+    /// The actor's queue (queue waits).
+    virtual detail::QueueApi& workflow_queue() = 0;
+    /// Completes queued message `id` (of queue `name`) without the receive's handle: a message
+    /// a replay returned. Nothing happens when it is no longer queued.
+    virtual Task<void> complete_queue_message(std::uint64_t id,
+                                              std::string name,
+                                              Value response) = 0;
   };
 
-  ActorWorkflow(std::string actor_id, storage::ActorStore& store, Host& host);
+  ActorWorkflow(boost::asio::any_io_executor strand,
+                std::string actor_id,
+                storage::ActorStore& store,
+                Host& host);
   ActorWorkflow(const ActorWorkflow&) = delete;
   ActorWorkflow& operator=(const ActorWorkflow&) = delete;
 
@@ -86,6 +100,14 @@ class ActorWorkflow final : public detail::WorkflowApi {
   bool loaded() const { return loaded_; }
   /// Whether the workflow's function is running now.
   bool running() const { return running_; }
+  /// Loads the history if it is not yet (the inspector may ask before the run handler did).
+  Task<Result<void>> ensure_loaded() { return load(); }
+  /// Deletes entry `entry_id` (a step) and everything recorded after it (from the innermost
+  /// loop around it, whose iterations replay whole), or the whole history without an id, and
+  /// makes the workflow pending again, so that its next run replays from there (RivetKit's
+  /// replayWorkflowFromStep). The caller writes the change and restarts the run handler.
+  /// actor.workflow_in_flight (409) while the workflow runs.
+  Result<void> replay_from(const std::optional<std::string>& entry_id);
 
   // ---- detail::WorkflowApi --------------------------------------------------------------------
   Task<void> run(std::function<Task<void>(detail::WorkflowScope)> body,
@@ -102,9 +124,57 @@ class ActorWorkflow final : public detail::WorkflowApi {
                    std::string name,
                    std::optional<std::int64_t> deadline_ms,
                    std::chrono::milliseconds relative) override;
+  Task<std::vector<detail::WorkflowMessage>> queue_next(detail::WorkflowScope scope,
+                                                        std::string name,
+                                                        detail::WorkflowQueueNext options) override;
+  Task<void> complete_message(detail::WorkflowScope scope,
+                              std::string name,
+                              std::size_t index,
+                              Value response) override;
+  Task<Value> join(detail::WorkflowScope scope,
+                   std::string name,
+                   std::vector<detail::WorkflowBranch> branches) override;
+  Task<Value> race(detail::WorkflowScope scope,
+                   std::string name,
+                   std::vector<detail::WorkflowBranch> branches) override;
+  detail::WorkflowScope block(const detail::WorkflowScope& scope,
+                              const std::string& name) override {
+    return detail::WorkflowScope{enter(scope, name), scope.branch};
+  }
+  bool cancelled(const detail::WorkflowScope& scope) const override;
+  Task<void> wait_cancelled(detail::WorkflowScope scope) override;
   void guard_triggered() override { host_.write_guard_flag(); }
 
  private:
+  /// The outcome of each branch of a join or race while they run.
+  struct BranchRun {
+    explicit BranchRun(std::size_t n) : outputs(n), errors(n), done(n, false) {}
+    std::vector<Value> outputs;
+    std::vector<std::exception_ptr> errors;
+    std::vector<bool> done;
+    std::size_t remaining = 0;
+    std::optional<std::size_t> winner;
+  };
+  struct RaceBranch {
+    std::uint64_t parent = 0;
+    bool cancelled = false;
+  };
+  /// Runs `branches` concurrently in blocks under `loc`; for a race, the first to return wins
+  /// and the others are cancelled. Resumes once every branch ended.
+  Task<std::shared_ptr<BranchRun>> run_branches(const detail::WorkflowScope& scope,
+                                                const std::string& loc,
+                                                std::vector<detail::WorkflowBranch> branches,
+                                                bool race);
+  static Task<void> run_branch(ActorWorkflow* self,
+                               std::shared_ptr<void> keep,
+                               detail::WorkflowBranch branch,
+                               detail::WorkflowScope scope,
+                               std::shared_ptr<BranchRun> run,
+                               std::size_t index,
+                               bool race,
+                               std::vector<std::uint64_t> siblings);
+  /// Throws workflow.branch_cancelled when the block of `scope` was cancelled.
+  void check_cancelled(const detail::WorkflowScope& scope) const;
   /// Loads the history once.
   Task<Result<void>> load();
   /// The location of entry `name` under `scope`; throws workflow.history_diverged when this run
@@ -118,11 +188,13 @@ class ActorWorkflow final : public detail::WorkflowApi {
   workflow::Entry& create(const std::string& loc, workflow::EntryKind kind);
   /// Makes what changed durable (throws the write's error).
   Task<void> flush();
-  /// Parks until `deadline_ms` (throws actor.aborted when the actor stops first).
-  Task<void> park_until(std::int64_t deadline_ms);
+  /// Parks until `deadline_ms` (throws actor.aborted when the actor stops first, and
+  /// workflow.branch_cancelled when the block of `scope` is cancelled).
+  Task<void> park_until(std::int64_t deadline_ms, const detail::WorkflowScope& scope);
   Task<void> report(Value event);
   void check_running() const;
 
+  boost::asio::any_io_executor strand_;
   std::string actor_id_;  // for logs
   storage::ActorStore& store_;
   Host& host_;
@@ -134,6 +206,13 @@ class ActorWorkflow final : public detail::WorkflowApi {
   /// Deadlines of the waits parked now (the wake alarm is the earliest).
   std::multiset<std::int64_t> parked_;
   std::function<Task<void>(Value)> on_error_;
+  /// Race branches by id (a scope's `branch`), while their race runs.
+  std::map<std::uint64_t, RaceBranch> race_branches_;
+  std::uint64_t next_branch_ = 1;
+  /// Fires when a branch ends or is cancelled.
+  Notifier branch_changed_;
+  /// The receive handles of completable messages this run took, by queue wait location.
+  std::map<std::string, std::vector<std::shared_ptr<detail::QueueCompletion>>> completions_;
 };
 
 }  // namespace rivetkit::core

@@ -171,9 +171,15 @@ std::string encode_entry(const Entry& e) {
     v.set("state", e.loop_state);
     v.set("iteration", Value(e.iteration));
   }
-  if (e.kind == EntryKind::kSleep) {
+  if (e.kind == EntryKind::kSleep || e.kind == EntryKind::kMessage) {
     v.set("deadline", Value(e.deadline));
     v.set("sleepState", Value(std::string(to_string(e.sleep_state))));
+  }
+  if (e.kind == EntryKind::kJoin || e.kind == EntryKind::kRace) {
+    v.set("branches", e.branches);
+    if (e.winner) {
+      v.set("winner", Value(*e.winner));
+    }
   }
   return encode_stored(v);
 }
@@ -216,7 +222,13 @@ Result<Entry> decode_entry(std::string_view bytes) {
     e.iteration = static_cast<std::uint32_t>(
         std::max<std::int64_t>(0, int_of(v.find("iteration")).value_or(0)));
   }
-  if (e.kind == EntryKind::kSleep) {
+  if (e.kind == EntryKind::kJoin || e.kind == EntryKind::kRace) {
+    if (const auto* b = v.find("branches")) {
+      e.branches = *b;
+    }
+    e.winner = string_of(v.find("winner"));
+  }
+  if (e.kind == EntryKind::kSleep || e.kind == EntryKind::kMessage) {
     e.deadline = int_of(v.find("deadline")).value_or(0);
     auto ss = string_of(v.find("sleepState"));
     e.sleep_state = ss ? from_name<SleepState>(kSleepNames, *ss).value_or(SleepState::kPending)
@@ -320,6 +332,18 @@ std::uint32_t WorkflowHistory::intern(const std::string& name) {
   return index;
 }
 
+std::vector<std::pair<const std::string*, const Entry*>> WorkflowHistory::in_creation_order()
+    const {
+  std::vector<std::pair<const std::string*, const Entry*>> ordered;
+  for (const auto& [loc, e] : entries_) {
+    ordered.emplace_back(&loc, &e);
+  }
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    return a.second->created_at < b.second->created_at;
+  });
+  return ordered;
+}
+
 Entry* WorkflowHistory::find(const std::string& location) {
   auto it = entries_.find(location);
   return it == entries_.end() ? nullptr : &it->second;
@@ -345,6 +369,12 @@ void WorkflowHistory::erase_under(const std::string& prefix) {
   erased_.push_back(prefix);
 }
 
+void WorkflowHistory::erase(const std::string& location) {
+  entries_.erase(location);
+  dirty_.erase(location);
+  deleted_.push_back(location);
+}
+
 void WorkflowHistory::take_changes(storage::KvBatch& batch) {
   for (const auto& prefix : erased_) {
     const auto start = keys::entry_key(prefix);
@@ -353,6 +383,10 @@ void WorkflowHistory::take_changes(storage::KvBatch& batch) {
     }
   }
   erased_.clear();
+  for (const auto& loc : deleted_) {
+    batch.remove(keys::entry_key(loc));
+  }
+  deleted_.clear();
   for (; saved_names_ < names_.size(); ++saved_names_) {
     batch.put(keys::name_key(static_cast<std::uint32_t>(saved_names_)), names_[saved_names_]);
   }

@@ -31,6 +31,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -96,9 +97,12 @@ struct Entry {
   // kLoop: the state the next iteration starts with, and its number.
   Value loop_state;
   std::uint32_t iteration = 0;
-  // kSleep.
+  // kSleep (and kMessage with a timeout: the wait's deadline).
   std::int64_t deadline = 0;
   SleepState sleep_state = SleepState::kPending;
+  // kJoin, kRace: each branch's {status, output?, error?} by name; kRace: the winner.
+  Value branches;
+  std::optional<std::string> winner;
 };
 
 std::string encode_entry(const Entry& entry);
@@ -140,12 +144,16 @@ class WorkflowHistory {
   /// The entry at `location`, or nullptr.
   Entry* find(const std::string& location);
   const std::map<std::string, Entry>& entries() const { return entries_; }
+  /// The entries (location, entry) in the order they were created (ties: by location).
+  std::vector<std::pair<const std::string*, const Entry*>> in_creation_order() const;
   /// Adds (or replaces) the entry at `location`; a change.
   Entry& put(const std::string& location, Entry entry);
   /// The entry at `location` changed; the next write takes it.
   void touch(const std::string& location);
   /// Deletes every entry under `prefix` (a location; the entry at `prefix` itself too).
   void erase_under(const std::string& prefix);
+  /// Deletes the entry at `location` only.
+  void erase(const std::string& location);
 
   WorkflowRecord& record() { return record_; }
   const WorkflowRecord& record() const { return record_; }
@@ -153,7 +161,8 @@ class WorkflowHistory {
   void touch_record() { record_dirty_ = true; }
 
   bool has_changes() const {
-    return record_dirty_ || !dirty_.empty() || !erased_.empty() || saved_names_ < names_.size();
+    return record_dirty_ || !dirty_.empty() || !erased_.empty() || !deleted_.empty()
+           || saved_names_ < names_.size();
   }
   /// Moves the changes into `batch`: ranges deleted first, then names, entries and the record.
   void take_changes(storage::KvBatch& batch);
@@ -164,7 +173,8 @@ class WorkflowHistory {
   std::size_t saved_names_ = 0;
   std::map<std::string, Entry> entries_;
   std::set<std::string> dirty_;
-  std::vector<std::string> erased_;  // location prefixes deleted since the last write
+  std::vector<std::string> erased_;   // location prefixes deleted since the last write
+  std::vector<std::string> deleted_;  // single locations deleted since the last write
   WorkflowRecord record_;
   bool record_dirty_ = false;
 };

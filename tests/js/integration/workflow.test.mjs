@@ -10,6 +10,7 @@
 // runs them all.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { CURRENT_VERSION, TO_CLIENT_VERSIONED, TO_SERVER_VERSIONED, decodeWorkflowHistoryTransport } from "rivetkit/inspector/client";
 import {
 	ActorError,
 	ENCODING,
@@ -141,6 +142,215 @@ describe(`actor workflows [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(600_0
 				return err instanceof ActorError && err.code === "not_found";
 			}
 		}, { timeout: 30_000, interval: 100, what: "not_found" });
+	}));
+});
+
+describe(`actor workflows: queues, joins, races, try [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(600_000) }, () => {
+	const env = useServer(undefined, { binary: driverFixturePath() });
+
+	it("a queue wait takes each message once and completes a waiting send", T, env.wrap(async () => {
+		const h = env.client.workflowQueueActor.getOrCreate([uniqueKey("wf-queue")]);
+		assert.deepEqual(await h.sendAndWait({ value: 123 }), { status: "completed", response: { echo: { value: 123 } } });
+		const direct = await h.send("workflow-default", { hello: "world" }, { wait: true, timeout: 10_000 });
+		assert.deepEqual(direct, { status: "completed", response: { echo: { hello: "world" } } });
+		assert.deepEqual(await h.getMessages(), [{ value: 123 }, { hello: "world" }]);
+	}));
+
+	for (const [actor, first, second, expected] of [
+		["workflowNestedLoopActor", ["a", "b"], ["c"], ["a", "b", "c"]],
+		["workflowNestedJoinActor", ["a", "b"], ["c"], ["a", "b", "c"]],
+		["workflowNestedRaceActor", ["a"], ["b"], ["a", "b"]],
+	]) {
+		full(`${actor}: nested blocks process each item once across queue iterations`, T, env.wrap(async () => {
+			const h = env.client[actor].getOrCreate([uniqueKey("wf-nested")]);
+			assert.deepEqual(await h.send("workflow-nested", { items: first }, { wait: true, timeout: 10_000 }),
+				{ status: "completed", response: { processed: first.length } });
+			assert.deepEqual(await h.send("workflow-nested", { items: second }, { wait: true, timeout: 10_000 }),
+				{ status: "completed", response: { processed: second.length } });
+			const state = await waitFor(async () => {
+				const s = await h.getState();
+				return s.processed.length >= expected.length ? s : null;
+			}, { timeout: 30_000, what: "the processed items" });
+			assert.deepEqual(state.processed, expected);
+		}));
+	}
+
+	full("try_step and try_block return failures; failed steps roll forward", T, env.wrap(async () => {
+		const t = env.client.workflowTryActor.getOrCreate([uniqueKey("wf-try")]);
+		const state = await waitFor(async () => {
+			const s = await t.getState();
+			return s.tryStepFailure && s.tryJoinFailure ? s : null;
+		}, { timeout: 30_000, what: "the try results" });
+		assert.equal(state.innerWrites, 1);
+		assert.equal(state.vars.innerWrites, 1);
+		assert.equal(state.vars.recoveryWrites, 1);
+		assert.deepEqual(state.tryStepFailure, { kind: "exhausted", message: "card declined", attempts: 1 });
+		assert.equal(state.tryJoinFailure, "join:parallel");
+		const r = env.client.workflowStepRollForwardActor.getOrCreate([uniqueKey("wf-roll")]);
+		const snap = await waitFor(async () => {
+			const s = await r.getSnapshot();
+			return s.state.failureCaught ? s : null;
+		}, { timeout: 30_000, what: "the recovery" });
+		assert.deepEqual(snap.state, { failedStateWrites: 1, recoveryStateWrites: 1, failureCaught: true });
+		assert.deepEqual(snap.vars, { failedVarsWrites: 1, recoveryVarsWrites: 1 });
+	}));
+
+	full("a workflow waiting on its queue lets the actor sleep and stop promptly", T, env.wrap(async () => {
+		const h = env.client.workflowStopTeardownActor.getOrCreate([uniqueKey("wf-teardown")]);
+		await h.getTimeline();
+		const timeline = await waitFor(async () => {
+			await sleep(400);
+			const t = await h.getTimeline();
+			return t.sleepAts.length >= 1 && t.wakeAts.length >= 2 ? t : null;
+		}, { timeout: 30_000, interval: 0, what: "a sleep and a wake" });
+		assert.ok(timeline.sleepAts[0] - timeline.wakeAts[0] < 1_800, `slept after ${timeline.sleepAts[0] - timeline.wakeAts[0]} ms`);
+	}));
+
+	full("onError can broadcast and enqueue; a step spawns a child workflow", T, env.wrap(async () => {
+		const h = env.client.workflowErrorHookEffectsActor.getOrCreate([uniqueKey("wf-effects")]);
+		const conn = h.connect();
+		try {
+			const event = new Promise((resolve) => conn.once("workflowError", resolve));
+			await conn.startWorkflow(); // after the subscription, on the same socket
+			const seen = await withTimeout(event, 30_000, "the workflowError event");
+			assert.equal(seen.step.stepName, "flaky");
+			assert.equal(seen.step.willRetry, true);
+			const queued = await h.receiveQueuedError();
+			assert.equal(queued.step.stepName, "flaky");
+			const state = await waitFor(async () => {
+				const s = await h.getErrorState();
+				return s.attempts >= 2 ? s : null;
+			}, { timeout: 30_000, what: "the retry" });
+			assert.equal(state.errorCount, 1);
+		} finally {
+			await conn.dispose();
+		}
+		const key = uniqueKey("wf-child");
+		const parent = env.client.workflowSpawnParentActor.getOrCreate([uniqueKey("wf-parent")]);
+		assert.deepEqual(await parent.triggerSpawn(key), { queued: true });
+		const p = await waitFor(async () => {
+			const s = await parent.getState();
+			return s.results.length > 0 ? s : null;
+		}, { timeout: 30_000, what: "the child's answer" });
+		assert.deepEqual(p.results, [{ key, result: { status: "completed", response: { ok: true } }, error: null }]);
+		assert.deepEqual(await env.client.workflowSpawnChildActor.getOrCreate([key]).getState(),
+			{ label: key, started: true, processed: ["hello"] });
+	}));
+});
+
+describe(`actor workflows in the inspector [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(300_000) }, () => {
+	const env = useServer(undefined, { binary: driverFixturePath() });
+
+	// The driver fixture runs in RivetKit's test mode: every actor accepts the token "token".
+	async function inspector(handle) {
+		const gatewayUrl = await handle.getGatewayUrl();
+		const token = "token";
+		return async (method, path, body) => {
+			const url = new URL(gatewayUrl);
+			url.pathname = `${url.pathname.replace(/\/$/, "")}/inspector${path}`;
+			const res = await fetch(url, {
+				method,
+				headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
+				body: body ? JSON.stringify(body) : undefined,
+			});
+			return { status: res.status, body: await res.json() };
+		};
+	}
+
+	full("history of a running workflow; replay refused while in flight (409)", T, env.wrap(async () => {
+		const h = env.client.workflowRunningStepActor.getOrCreate([uniqueKey("wf-insp-running")]);
+		await h.getState();
+		const call = await inspector(h);
+		const history = await waitFor(async () => {
+			const r = await call("GET", "/workflow-history");
+			return r.body.history?.entries.length >= 2 ? r.body : null;
+		}, { timeout: 30_000, what: "the history of prepare and block" });
+		assert.equal(history.isWorkflowEnabled, true);
+		assert.equal(history.workflowState, "running");
+		assert.deepEqual(history.history.nameRegistry, ["prepare", "block"]);
+		const block = history.history.entries.find((e) => e.kind.type === "step" && e.location[0] === 1);
+		assert.equal(history.history.entryMetadata[block.id].status, "running");
+		const summary = await call("GET", "/summary");
+		assert.equal(summary.body.isWorkflowEnabled, true);
+		assert.equal(summary.body.workflowState, "running");
+		assert.ok(summary.body.workflowHistory.entries.length >= 2);
+		const refused = await call("POST", "/workflow/replay", {});
+		assert.equal(refused.status, 409);
+		assert.deepEqual(refused.body, {
+			group: "actor",
+			code: "workflow_in_flight",
+			message: "Workflow replay is unavailable while the workflow is currently in flight.",
+			metadata: null,
+		});
+		await h.release();
+		await waitFor(async () => (await h.getState()).finishedAt != null, { timeout: 30_000, what: "the finish step" });
+	}));
+
+	full("replay from the start or from a step runs the workflow again from there", T, env.wrap(async () => {
+		const h = env.client.workflowReplayActor.getOrCreate([uniqueKey("wf-insp-replay")]);
+		await waitFor(async () => (await h.getTimeline()).length === 2, { timeout: 30_000, what: "the first run" });
+		const call = await inspector(h);
+		const done = await waitFor(async () => {
+			const r = await call("GET", "/workflow-history");
+			return r.body.workflowState === "completed" ? r.body : null;
+		}, { timeout: 30_000, what: "the completed workflow" });
+		const two = done.history.entries.find((e) => e.location[0] === 1);
+		const fromTwo = await call("POST", "/workflow/replay", { entryId: two.id });
+		assert.equal(fromTwo.status, 200, JSON.stringify(fromTwo.body));
+		assert.equal(fromTwo.body.isWorkflowEnabled, true);
+		assert.equal(fromTwo.body.history.entries.length, 1, "only step one is left");
+		await waitFor(async () => (await h.getTimeline()).length === 3, { timeout: 30_000, what: "step two again" });
+		await waitFor(async () => (await call("GET", "/workflow-history")).body.workflowState === "completed",
+			{ timeout: 30_000, what: "completed again" });
+		const all = await call("POST", "/workflow/replay", {});
+		assert.equal(all.status, 200);
+		await waitFor(async () => (await h.getTimeline()).length === 5, { timeout: 30_000, what: "both steps again" });
+		assert.deepEqual(await h.getTimeline(), ["one", "two", "two", "one", "two"]);
+		const missing = await call("POST", "/workflow/replay", { entryId: "no-such-entry" });
+		assert.equal(missing.body.code, "entry_not_found");
+	}));
+	full("the inspector WebSocket carries the history in RivetKit's transport encoding, live", T, env.wrap(async () => {
+		const h = env.client.workflowReplayActor.getOrCreate([uniqueKey("wf-insp-ws")]);
+		await waitFor(async () => (await h.getTimeline()).length === 2, { timeout: 30_000, what: "the first run" });
+		const url = new URL(await h.getGatewayUrl());
+		url.pathname = `${url.pathname.replace(/\/$/, "")}/inspector/connect`;
+		url.searchParams.set("protocol_version", String(CURRENT_VERSION));
+		url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+		const ws = new WebSocket(url.toString(), ["rivet", "rivet_inspector_token.token"]);
+		ws.binaryType = "arraybuffer";
+		const received = [];
+		ws.addEventListener("message", (e) => received.push(TO_CLIENT_VERSIONED.deserialize(new Uint8Array(e.data), CURRENT_VERSION).body));
+		const next = async (tag) => {
+			let found;
+			await waitFor(() => (found = received.find((m) => m.tag === tag)) !== undefined, { timeout: 15_000, what: tag });
+			received.splice(received.indexOf(found), 1);
+			return found.val;
+		};
+		try {
+			const init = await next("Init");
+			assert.equal(init.isWorkflowEnabled, true);
+			const history = decodeWorkflowHistoryTransport(init.workflowHistory);
+			assert.deepEqual([...history.nameRegistry], ["one", "two"]);
+			assert.equal(history.entries.length, 2);
+			assert.deepEqual(history.entries.map((e) => e.kind.tag), ["WorkflowStepEntry", "WorkflowStepEntry"]);
+			assert.deepEqual(history.entries[1].location, [{ tag: "WorkflowNameIndex", val: 1 }]);
+			for (const e of history.entries) assert.equal(history.entryMetadata.get(e.id).status, "COMPLETED");
+			ws.send(TO_SERVER_VERSIONED.serialize({ body: { tag: "WorkflowHistoryRequest", val: { id: 7n } } }, CURRENT_VERSION));
+			const answer = await next("WorkflowHistoryResponse");
+			assert.equal(answer.rid, 7n);
+			assert.equal(answer.isWorkflowEnabled, true);
+			assert.equal(decodeWorkflowHistoryTransport(answer.history).entries.length, 2);
+			ws.send(TO_SERVER_VERSIONED.serialize({ body: { tag: "WorkflowReplayRequest", val: { id: 8n, entryId: null } } }, CURRENT_VERSION));
+			const replayed = await next("WorkflowReplayResponse");
+			assert.equal(replayed.rid, 8n);
+			await waitFor(async () => (await h.getTimeline()).length === 4, { timeout: 30_000, what: "the replayed run" });
+			// The replayed run's new entries are pushed as they are recorded.
+			await waitFor(() => received.some((m) => m.tag === "WorkflowHistoryUpdated" && decodeWorkflowHistoryTransport(m.val.history).entries.length === 2
+				&& [...decodeWorkflowHistoryTransport(m.val.history).entryMetadata.values()].every((md) => md.status === "COMPLETED")),
+				{ timeout: 15_000, what: "a pushed history of the replayed run" });
+		} finally {
+			ws.close();
+		}
 	}));
 });
 

@@ -95,9 +95,13 @@ class ActorWorkflowTest : public ::testing::Test, public ActorWorkflow::Host {
   }
   void set_wake(std::optional<std::int64_t> at_ms) override { wake = at_ms; }
   void write_guard_flag() override { ++guards; }
+  detail::QueueApi& workflow_queue() override { throw std::logic_error("no queue in this test"); }
+  Task<void> complete_queue_message(std::uint64_t, std::string, Value) override { co_return; }
 
   /// A new instance of the part over what is durable (a restart).
-  void restart() { wf = std::make_unique<ActorWorkflow>("actor-1", store, *this); }
+  void restart() {
+    wf = std::make_unique<ActorWorkflow>(io.get_executor(), "actor-1", store, *this);
+  }
 
   std::exception_ptr run(std::function<Task<void>(WorkflowScope)> body,
                          std::function<Task<void>(Value)> on_error = {}) {
@@ -369,6 +373,133 @@ TEST_F(ActorWorkflowTest, OperationsOutsideTheRunAreRefused) {
   }();
   EXPECT_TRUE(ok);
   EXPECT_EQ(code_of(error), "workflow.not_running");
+}
+
+// A join of two branches with a step each; `fail_b` makes branch b's step fail for good.
+Task<Value> branch_step(
+    ActorWorkflow* wf, WorkflowScope scope, std::string step, int* runs, bool fail) {
+  WorkflowStepConfig config{std::move(step), 0};
+  auto op = wf->step(std::move(scope), config, [runs, fail] {
+    return fail ? failing(runs, 100) : counted(runs, Value("done"));
+  });
+  co_return co_await std::move(op);
+}
+Task<void> joined(ActorWorkflow* wf, int* runs, bool fail_b, Value* out) {
+  std::vector<detail::WorkflowBranch> branches;
+  branches.push_back({"a", [=](WorkflowScope s) {
+                        return branch_step(wf, std::move(s), "sa", runs, false);
+                      }});
+  branches.push_back({"b", [=](WorkflowScope s) {
+                        return branch_step(wf, std::move(s), "sb", runs, fail_b);
+                      }});
+  auto op = wf->join({}, "both", std::move(branches));
+  *out = co_await std::move(op);
+}
+
+TEST_F(ActorWorkflowTest, JoinsRunEveryBranchAndReplayTheirSteps) {
+  int runs = 0;
+  Value out;
+  EXPECT_EQ(run([&](WorkflowScope) { return joined(wf.get(), &runs, false, &out); }), nullptr);
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(*out.find("a"), Value("done"));
+  EXPECT_EQ(*out.find("b"), Value("done"));
+  store.kv.erase(workflow::keys::meta_key());
+  restart();
+  EXPECT_EQ(run([&](WorkflowScope) { return joined(wf.get(), &runs, false, &out); }), nullptr);
+  EXPECT_EQ(runs, 2) << "a completed join replays";
+
+  store.kv.clear();
+  restart();
+  std::vector<Value> events;
+  auto on_error = [&](Value e) -> Task<void> {
+    events.push_back(std::move(e));
+    return nothing();
+  };
+  EXPECT_EQ(run([&](WorkflowScope) { return joined(wf.get(), &runs, true, &out); }, on_error),
+            nullptr);
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+  const auto& message = wf->history().record().error->find("message")->as_string();
+  EXPECT_NE(message.find("Join \"both\" failed: branch \"b\""), std::string::npos) << message;
+}
+
+// A race: "fast" returns at once, "slow" waits until it is cancelled.
+Task<Value> slow(ActorWorkflow* wf, WorkflowScope scope, bool* cancelled) {
+  auto op = wf->wait_cancelled(scope);
+  co_await std::move(op);
+  *cancelled = true;
+  co_return Value("slow");
+}
+Task<Value> fast() {
+  co_return Value("fast");
+}
+Task<void> raced(ActorWorkflow* wf, bool* cancelled, Value* out) {
+  std::vector<detail::WorkflowBranch> branches;
+  branches.push_back({"slow", [=](WorkflowScope s) {
+                        return slow(wf, std::move(s), cancelled);
+                      }});
+  branches.push_back({"fast", [](WorkflowScope) {
+                        return fast();
+                      }});
+  auto op = wf->race({}, "pick", std::move(branches));
+  *out = co_await std::move(op);
+}
+
+TEST_F(ActorWorkflowTest, RacesTakeTheFirstBranchAndCancelTheOthers) {
+  bool cancelled = false;
+  Value out;
+  EXPECT_EQ(run([&](WorkflowScope) { return raced(wf.get(), &cancelled, &out); }), nullptr);
+  EXPECT_TRUE(cancelled) << "the losing branch saw its cancellation";
+  EXPECT_EQ(*out.find("winner"), Value("fast"));
+  EXPECT_EQ(*out.find("value"), Value("fast"));
+}
+
+TEST_F(ActorWorkflowTest, ReplayFromAStepDeletesItAndEverythingAfter) {
+  int runs = 0;
+  std::vector<Value> results;
+  auto body = [&](WorkflowScope) {
+    return two_steps(wf.get(), &runs, &results);
+  };
+  EXPECT_EQ(run(body), nullptr);
+  ASSERT_EQ(runs, 2);
+  std::string b_id;
+  for (const auto& [loc, e] : wf->history().entries()) {
+    if (e.created_at >= 0 && b_id.empty() && loc == workflow::location::named("", 1)) {
+      b_id = e.id;
+    }
+  }
+  ASSERT_FALSE(b_id.empty());
+  EXPECT_EQ(wf->replay_from(std::string("no-such-entry")).error().code, "entry_not_found");
+  ASSERT_TRUE(wf->replay_from(b_id));
+  EXPECT_EQ(state(), workflow::WorkflowState::kPending);
+  EXPECT_EQ(run(body), nullptr);
+  EXPECT_EQ(runs, 3) << "only step b ran again";
+  ASSERT_TRUE(wf->replay_from(std::nullopt));
+  EXPECT_EQ(run(body), nullptr);
+  EXPECT_EQ(runs, 5) << "both ran again";
+}
+
+Task<Value> huge() {
+  co_return Value(std::string(200 * 1024, 'x'));
+}
+Task<void> huge_step(ActorWorkflow* wf) {
+  auto op = wf->step({}, WorkflowStepConfig{"big"}, [] { return huge(); });
+  co_await std::move(op);
+}
+
+TEST_F(ActorWorkflowTest, AResultTooLargeToRecordFailsTheStepAtOnce) {
+  std::vector<Value> events;
+  auto on_error = [&](Value e) -> Task<void> {
+    events.push_back(std::move(e));
+    return nothing();
+  };
+  EXPECT_EQ(run([&](WorkflowScope) { return huge_step(wf.get()); }, on_error), nullptr);
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+  ASSERT_EQ(events.size(), 1u) << "not retried";
+  EXPECT_NE(events[0].find("step")->find("error")->find("message")->as_string().find("at most"),
+            std::string::npos);
+  for (const auto& [k, v] : store.kv) {
+    EXPECT_LE(v.size(), storage::kMaxKvValueSize);
+  }
 }
 
 TEST(WorkflowHistoryTest, RecordsRoundTripAndCorruptionIsAnError) {

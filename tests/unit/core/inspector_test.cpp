@@ -226,6 +226,7 @@ class FakeWatchersHost final : public inspector::InspectorWatchers::Host {
   std::optional<std::string> inspector_state() override { return state; }
   std::vector<wire::Connection> inspector_connections() override { return conns; }
   std::uint64_t inspector_queue_size() override { return queue; }
+  std::optional<std::string> inspector_workflow_history() override { return std::nullopt; }
   void inspector_detached() override { ++detached; }
   void inspector_spawn(Task<void> task) override {
     asio::co_spawn(io_, std::move(task), asio::detached);
