@@ -161,6 +161,9 @@ Task<Result<void>> ActorWorkflow::load() {
     co_return fail(r.error());
   }
   loaded_ = true;
+  log::debug("workflow loaded actor_id={} keys={} entries={} names={} state={}", actor_id_,
+             listed->size(), history_.entries().size(), history_.names().size(),
+             workflow::to_string(history_.record().state));
   co_return Result<void>{};
 }
 
@@ -373,6 +376,8 @@ Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
     }
   } else {
     create(loc, EntryKind::kStep);
+    log::debug("workflow step runs for the first time actor_id={} step={} location_size={}",
+               actor_id_, config.name, loc.size());
   }
 
   while (true) {
