@@ -824,7 +824,8 @@ std::shared_ptr<void> ActorInstance::queue_wait_began() {
   return std::make_shared<SleepGates::Work>(track(WorkKind::kQueueWait));
 }
 
-// ---- the workflow (core/workflow/actor_workflow.hpp) ---------------------------------------------
+// ---- the workflow (core/workflow/actor_workflow.hpp)
+// ---------------------------------------------
 
 void ActorInstance::workflow_changed() {
   request_save();
@@ -860,8 +861,7 @@ void ActorInstance::write_guard_flag() {
   writes[0].kind = detail::KvWrite::Kind::kPut;
   writes[0].key = "__rivet_actor_workflow_guard_triggered";
   writes[0].value = "true";
-  spawn_task(write_kv_in_background(shared_from_this(), std::move(writes)),
-             "workflow guard flag");
+  spawn_task(write_kv_in_background(shared_from_this(), std::move(writes)), "workflow guard flag");
 }
 
 Task<void> ActorInstance::write_kv_in_background(std::shared_ptr<ActorInstance> self,

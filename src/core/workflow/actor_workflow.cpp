@@ -806,24 +806,23 @@ Task<std::shared_ptr<ActorWorkflow::BranchRun>> ActorWorkflow::run_branches(
 
 namespace {
 
-bool is_abort_error(std::exception_ptr e) {
+/// Whether `e` is the ActorError `group`.`code`.
+bool has_code(std::exception_ptr e, std::string_view group, std::string_view code) {
   try {
     std::rethrow_exception(e);
   } catch (const ActorError& err) {
-    return err.error().group == "actor" && err.error().code == "aborted";
+    return err.error().group == group && err.error().code == code;
   } catch (...) {
     return false;
   }
 }
 
+bool is_abort_error(std::exception_ptr e) {
+  return has_code(e, "actor", "aborted");
+}
+
 bool is_cancel_error(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const ActorError& err) {
-    return err.error().group == "workflow" && err.error().code == "branch_cancelled";
-  } catch (...) {
-    return false;
-  }
+  return has_code(e, "workflow", "branch_cancelled");
 }
 
 Value branch_status(const char* status,
