@@ -98,6 +98,17 @@ Error method_not_allowed() {
   return Error{"actor", "method_not_allowed", "Method not allowed", std::nullopt, true};
 }
 
+Error generation_gone(std::uint32_t generation) {
+  return Error{"actor", "generation_gone",
+               "The actor generation " + std::to_string(generation)
+                   + " this work was sent to stopped before it ran",
+               std::nullopt, true};
+}
+
+bool is_generation_gone(const Error& error) {
+  return error.group == "actor" && error.code == "generation_gone";
+}
+
 Error actor_stopping() {
   return Error{"actor", "stopping",
                "Actor stopping: Cannot accept new work while actor is stopping", std::nullopt,

@@ -34,5 +34,9 @@ Error action_timed_out();
 Error method_not_allowed();
 /// The actor is stopping and takes no new work (a connection opened meanwhile).
 Error actor_stopping();
+/// A command bound to one generation (engine mode: a tunneled request) found that generation
+/// stopped. The gateway that sent it retries it itself; it must not run on another generation.
+Error generation_gone(std::uint32_t generation);
+bool is_generation_gone(const Error& error);
 
 }  // namespace rivetkit::core

@@ -97,15 +97,18 @@ Task<Result<std::shared_ptr<ActorInstance>>> Runtime::acquire(std::string actor_
   co_return result;
 }
 
-Task<Dispatched<Reply>> Runtime::dispatch(std::string actor_id, Command command) {
+Task<Dispatched<Reply>> Runtime::dispatch(std::string actor_id,
+                                          Command command,
+                                          std::optional<std::uint32_t> generation) {
   auto slot = slot_for(actor_id, true);
   if (!slot) {
     co_return Dispatched<Reply>{
         fail(Error{"actor", "stopping", "The runtime is shutting down", std::nullopt, false}),
         nullptr};
   }
-  auto op = asio::co_spawn(slot->actor.strand(), slot->actor.dispatch(std::move(command)),
-                           asio::use_awaitable);
+  auto op =
+      asio::co_spawn(slot->actor.strand(), slot->actor.dispatch(std::move(command), generation),
+                     asio::use_awaitable);
   auto result = co_await std::move(op);
   release_user(slot);
   co_return result;

@@ -52,12 +52,17 @@ class Runtime final : private SlotHost {
   void set_waker(Waker waker) { waker_ = std::move(waker); }
 
   /// Hands `command` to the actor (see the file comment); the reply, or the error that refused
-  /// or failed it, with the instance that ran it.
-  Task<Dispatched<Reply>> dispatch(std::string actor_id, Command command);
+  /// or failed it, with the instance that ran it. With `generation` (engine mode: a request the
+  /// gateway sent to that generation, which it retries itself if the generation stops), only
+  /// that generation runs it; otherwise generation_gone.
+  Task<Dispatched<Reply>> dispatch(std::string actor_id,
+                                   Command command,
+                                   std::optional<std::uint32_t> generation = std::nullopt);
   /// dispatch() for one command type, answering its own reply type.
   template <class C>
-  Task<Dispatched<typename C::Reply>> dispatch(std::string actor_id, C command) {
-    auto op = dispatch(std::move(actor_id), Command(std::move(command)));
+  Task<Dispatched<typename C::Reply>> dispatch(
+      std::string actor_id, C command, std::optional<std::uint32_t> generation = std::nullopt) {
+    auto op = dispatch(std::move(actor_id), Command(std::move(command)), generation);
     auto d = co_await std::move(op);
     if (!d.result) {
       co_return Dispatched<typename C::Reply>{fail(d.result.error()), std::move(d.instance)};

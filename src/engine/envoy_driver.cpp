@@ -108,6 +108,7 @@ void EnvoyDriver::handle_start(const envoy::ActorCheckpoint& cp,
     report_stopped(cp.actor_id, cp.generation, false, "envoy is shutting down");
     return;
   }
+  recent_stops_.forget(cp.actor_id);
   ActorEntry entry;
   entry.generation = cp.generation;
   entry.config = start.config;
@@ -290,6 +291,7 @@ Task<void> EnvoyDriver::stop_actor(std::shared_ptr<EnvoyDriver> self,
     self->actors_.erase(it);
     self->actors_changed_->notify_all();
   }
+  self->recent_stops_.stopped(actor_id, generation, self->runtime_.config().clock->steady_now());
   self->report_stopped(actor_id, generation, ok, std::move(message));
 }
 
@@ -602,13 +604,26 @@ Task<Result<void>> EnvoyDriver::wake_on_link(std::shared_ptr<EnvoyDriver> self,
 // engine's entry is stopping, or its start has not reached the runtime yet, this waits for the
 // entries to change (a start, a start finishing, a stop finishing each notify actors_changed_).
 // The request then runs through the slot like any other work (Runtime::dispatch).
+std::optional<std::uint32_t> EnvoyDriver::generation_here(const std::string& actor_id) const {
+  auto it = actors_.find(actor_id);
+  if (it == actors_.end()) {
+    return std::nullopt;
+  }
+  return it->second.generation;
+}
+
 Task<Result<std::shared_ptr<core::ActorInstance>>> EnvoyDriver::resolve_for_request(
-    std::shared_ptr<EnvoyDriver> self, std::string actor_id) {
+    std::shared_ptr<EnvoyDriver> self,
+    std::string actor_id,
+    std::optional<std::uint32_t> arrived_for) {
   const auto& clock = self->runtime_.config().clock;
   const auto deadline = clock->steady_now() + self->runtime_.config().instance_wait;
   bool woke = false;
   while (true) {
     auto it = self->actors_.find(actor_id);
+    if (arrived_for && (it == self->actors_.end() || it->second.generation != *arrived_for)) {
+      co_return fail(core::generation_gone(*arrived_for));  // never wake another for it
+    }
     if (it != self->actors_.end() && it->second.phase != Phase::kStopping) {
       core::Runtime::SpecFactory refuse = []() -> Task<Result<core::ActorInstance::Spec>> {
         co_return fail(
@@ -667,6 +682,12 @@ void EnvoyDriver::on_tunnel(envoy::ToEnvoyTunnelMessage message) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, envoy::ToEnvoyRequestStart>) {
           HttpStream stream;
+          stream.generation = generation_here(m.actor_id);
+          if (!stream.generation) {
+            // Sent while the actor stopped here: the gateway retries it (RecentStops).
+            stream.generation =
+                recent_stops_.find(m.actor_id, runtime_.config().clock->steady_now());
+          }
           stream.body = m.body.value_or(std::string());
           stream.start = std::move(m);
           if (stream.start.stream) {
@@ -741,13 +762,19 @@ Task<void> EnvoyDriver::handle_http(std::shared_ptr<EnvoyDriver> self,
   }
   request.body = std::move(stream.body);
   net::HttpResponse response;
-  auto resolve_op = resolve_for_request(self, start.actor_id);
+  auto unanswered = std::make_shared<bool>(false);
+  auto resolve_op = resolve_for_request(self, start.actor_id, stream.generation);
   auto instance = co_await std::move(resolve_op);
-  if (!instance) {
+  if (!instance && core::is_generation_gone(instance.error())) {
+    *unanswered = true;
+  } else if (!instance) {
     response = plain_error(503, "Actor not found", "envoy.actor_not_found");
   } else {
-    auto route_op = core::ActorRouter::handle_http(self->make_target(std::move(*instance)),
-                                                   std::move(request), start.path);
+    auto target = self->make_target(std::move(*instance));
+    target.generation = stream.generation;
+    target.unanswered = unanswered;
+    auto route_op =
+        core::ActorRouter::handle_http(std::move(target), std::move(request), start.path);
     try {
       response = co_await std::move(route_op);
     } catch (const std::exception& e) {
@@ -760,6 +787,16 @@ Task<void> EnvoyDriver::handle_http(std::shared_ptr<EnvoyDriver> self,
   }
   if (self->http_active_.erase(key) == 0) {
     co_return;  // aborted by the gateway
+  }
+  if (*unanswered) {
+    // The generation it was sent to stopped before running it. The gateway saw the stop and
+    // sends the request again with the same request id: an answer now could be taken for the
+    // retry's, and running it on the next generation would run it twice.
+    log::debug(
+        "actor {}: {} arrived for generation {}, which stopped first; left to the "
+        "gateway's retry",
+        start.actor_id, start.path, stream.generation.value_or(0));
+    co_return;
   }
   if (response.body.size() > self->link_->metadata().max_response_payload_size) {
     response = plain_error(500, "Response too large for the engine gateway", "envoy.fetch_failed");

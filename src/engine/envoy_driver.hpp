@@ -27,6 +27,7 @@
 #include "core/socket_registry.hpp"
 #include "engine/engine_actor_client.hpp"
 #include "engine/envoy_link.hpp"
+#include "engine/recent_stops.hpp"
 #include "engine/tunnel_websocket.hpp"
 #include <rivetkit/result.hpp>
 #include <rivetkit/task.hpp>
@@ -111,6 +112,9 @@ class EnvoyDriver final : public core::ActorDriver,
   };
   struct HttpStream {
     envoy::ToEnvoyRequestStart start;
+    // The generation here when the request arrived: the only one that may serve it (the
+    // gateway sends it again if that generation stops first).
+    std::optional<std::uint32_t> generation;
     std::string body;
     envoy::MessageIndex out_index = 0;
     std::uint64_t consumed = 0;
@@ -147,8 +151,14 @@ class EnvoyDriver final : public core::ActorDriver,
 
   /// The runtime's waker (wake() while the driver lives).
   static Task<Result<void>> wake_weak(std::weak_ptr<EnvoyDriver> weak, std::string actor_id);
+  /// The instance a tunneled request or socket is served by. With `arrived_for` (an HTTP
+  /// request's generation), fails with core::generation_gone once that generation is gone.
   static Task<Result<std::shared_ptr<core::ActorInstance>>> resolve_for_request(
-      std::shared_ptr<EnvoyDriver> self, std::string actor_id);
+      std::shared_ptr<EnvoyDriver> self,
+      std::string actor_id,
+      std::optional<std::uint32_t> arrived_for = std::nullopt);
+  /// The generation of `actor_id` here now, if any.
+  std::optional<std::uint32_t> generation_here(const std::string& actor_id) const;
   static Task<Result<void>> wake_on_link(std::shared_ptr<EnvoyDriver> self, std::string actor_id);
   core::ActorTarget make_target(std::shared_ptr<core::ActorInstance> instance);
   static Task<void> handle_http(std::shared_ptr<EnvoyDriver> self,
@@ -175,6 +185,9 @@ class EnvoyDriver final : public core::ActorDriver,
 
   // On the link strand.
   std::map<std::string, ActorEntry> actors_;
+  // Generations that stopped here a moment ago: a request on its way meanwhile is the gateway's
+  // to retry (RecentStops).
+  RecentStops recent_stops_{std::chrono::seconds(10), 65536};
   /// Notified when an actor entry starts running or goes (a wake waits for it to settle).
   std::unique_ptr<core::Notifier> actors_changed_;
   std::map<std::string, HttpStream> http_streams_;  // streamed uploads being collected

@@ -44,7 +44,7 @@ Task<net::HttpResponse> http_action(ActorTarget target,
   command.encoding = encoding;
   command.name = std::move(*name);
   command.args = std::move(*args);
-  auto op = target.runtime->dispatch(target.actor_id(), std::move(command));
+  auto op = dispatch_request(target, std::move(command));
   auto done = co_await std::move(op);
   const auto* instance = answered_by(target, done.instance);
   if (!done.result) {

@@ -266,7 +266,7 @@ Task<net::HttpResponse> inspector_http(ActorTarget target,
   }
   command.request = std::move(**decoded);
   command.params = std::move(*params);
-  auto op = target.runtime->dispatch(target.actor_id(), std::move(command));
+  auto op = dispatch_request(target, std::move(command));
   auto done = co_await std::move(op);
   const auto* instance = answered_by(target, done.instance);
   if (!done.result) {

@@ -46,7 +46,7 @@ Task<net::HttpResponse> queue_send(ActorTarget target,
   command.body = std::move(decoded->body);
   command.wait = decoded->wait;
   command.timeout_ms = decoded->timeout_ms;
-  auto op = target.runtime->dispatch(target.actor_id(), std::move(command));
+  auto op = dispatch_request(target, std::move(command));
   auto done = co_await std::move(op);
   const auto* instance = answered_by(target, done.instance);
   if (!done.result) {

@@ -19,7 +19,7 @@ Task<net::HttpResponse> raw_http(ActorTarget target,
   RawRequestCommand command;
   command.params = std::move(*params);
   command.request = to_user_request(req, std::move(path), std::move(search));
-  auto op = target.runtime->dispatch(target.actor_id(), std::move(command));
+  auto op = dispatch_request(target, std::move(command));
   auto done = co_await std::move(op);
   const auto* instance = answered_by(target, done.instance);
   if (!done.result) {

@@ -47,6 +47,11 @@ struct ActorTarget {
   std::shared_ptr<ActorInstance> instance;
   /// Where hibernatable sockets wait while the actor sleeps.
   SocketRegistry* sockets = nullptr;
+  /// Engine mode: the generation the gateway sent this HTTP request to. The gateway sends a
+  /// request again when its actor stops before answering, so only that generation may run it
+  /// (Runtime::dispatch); if it stopped first, `unanswered` is set and the driver sends nothing.
+  std::optional<std::uint32_t> generation;
+  std::shared_ptr<bool> unanswered;
 
   const std::string& actor_id() const { return instance->actor_id(); }
 };

@@ -3,6 +3,7 @@
 // its request, dispatches one command per unit of work (core/runtime/command.hpp) and encodes the
 // reply; none of them calls into an instance.
 
+#include "core/errors.hpp"
 #include "core/router/router.hpp"
 
 #include <optional>
@@ -30,6 +31,17 @@ Result<Value> parse_params(std::optional<std::string_view> text);
 protocol::client::ErrorMessage to_error_message(const Error& e,
                                                 std::optional<std::uint64_t> action_id,
                                                 const ActorInstance* instance);
+/// Dispatches an HTTP request's command, bound to the target's generation if it has one (a
+/// generation_gone failure marks the target unanswered).
+template <class C>
+Task<Dispatched<typename C::Reply>> dispatch_request(const ActorTarget& target, C command) {
+  auto op = target.runtime->dispatch(target.actor_id(), std::move(command), target.generation);
+  auto done = co_await std::move(op);
+  if (!done.result && is_generation_gone(done.result.error()) && target.unanswered) {
+    *target.unanswered = true;
+  }
+  co_return done;
+}
 /// The instance for an answer's headers: the one that ran the command, else the resolved one.
 const ActorInstance* answered_by(const ActorTarget& target,
                                  const std::shared_ptr<ActorInstance>& ran);

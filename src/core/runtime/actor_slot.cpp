@@ -222,15 +222,26 @@ Task<Result<std::shared_ptr<ActorInstance>>> ActorSlot::next_instance(
   }
 }
 
-Task<Dispatched<Reply>> ActorSlot::dispatch(Command command) {
+Task<Dispatched<Reply>> ActorSlot::dispatch(Command command,
+                                            std::optional<std::uint32_t> generation) {
   const auto& config = host_.slot_config();
   const auto deadline = config.clock->steady_now() + config.instance_wait;
   const auto* closed = std::get_if<ConnectionClosedCommand>(&command);
   const bool live_is_enough = closed != nullptr;
-  const bool wake = closed == nullptr || closed->wake;
+  // Bound to a generation, a command never wakes the actor: that generation ran here already.
+  const bool wake = !generation && (closed == nullptr || closed->wake);
   const ActorInstance* refused_by = nullptr;
   std::shared_ptr<ActorInstance> last;
   while (true) {
+    // Bound to a generation that stops (or asked to), or that another replaced: it never runs.
+    if (generation
+        && (refused_by != nullptr
+            || (instance_
+                && (stopping_ || instance_->generation() != *generation
+                    || (!instance_->lifecycle().accepting()
+                        && !instance_->lifecycle().is(LifecycleState::kLoading)))))) {
+      co_return Dispatched<Reply>{fail(generation_gone(*generation)), last};
+    }
     std::shared_ptr<ActorInstance> instance;
     std::optional<WaitingTurn> turn;  // held until the instance took or refused the command
     if (instance_ && instance_.get() != refused_by && !stopping_
@@ -247,9 +258,15 @@ Task<Dispatched<Reply>> ActorSlot::dispatch(Command command) {
         co_return Dispatched<Reply>{fail(next.error()), last};
       }
       if (!*next) {
+        if (generation) {
+          co_return Dispatched<Reply>{fail(generation_gone(*generation)), last};
+        }
         co_return Dispatched<Reply>{Reply(false), nullptr};  // a close nobody was there to see
       }
       instance = std::move(*next);
+      if (generation && instance->generation() != *generation) {
+        co_return Dispatched<Reply>{fail(generation_gone(*generation)), last};
+      }
     }
     auto run_op = run_command(instance, command, [&turn] { turn.reset(); });
     auto attempt = co_await std::move(run_op);

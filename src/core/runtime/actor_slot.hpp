@@ -69,8 +69,10 @@ class ActorSlot {
   /// (Any thread.)
   bool destroyed() const { return destroyed_.load(); }
 
-  /// Runs `command` on the current instance, or on the next one (see the file comment).
-  Task<Dispatched<Reply>> dispatch(Command command);
+  /// Runs `command` on the current instance, or on the next one (see the file comment). With
+  /// `generation`, only on that generation: once it stops (or another runs) the command fails
+  /// with generation_gone and never runs.
+  Task<Dispatched<Reply>> dispatch(Command command, std::optional<std::uint32_t> generation);
 
  private:
   // What to wait for: an instance other than `refused_by` that takes `command` (any live one

@@ -239,6 +239,49 @@ TEST_F(DispatchTest, WorkArrivingWhileTheActorStopsRunsOnceOnTheNextGeneration) 
   EXPECT_EQ(state.result->find("count")->as_int(), 2);
 }
 
+// Engine mode: the gateway sends a request to one generation and sends it again itself if that
+// generation stops first. Bound to it, the request never runs on another one (nor wakes one).
+TEST_F(DispatchTest, WorkBoundToAGenerationThatStopsNeverRunsElsewhere) {
+  driver_.run_sleeps = false;  // the stop is the test's to run
+  auto first = call_on("actor-1", action("increment"));
+  ASSERT_TRUE(first.result);
+  const auto generation = first.instance->generation();
+  auto bound_op = runtime_->dispatch("actor-1", action("increment"), generation);
+  auto bound = run(std::move(bound_op));
+  ASSERT_TRUE(bound.result) << "its own generation runs it: " << bound.result.error().message;
+  EXPECT_EQ(bound.result->as_int(), 2);
+
+  ASSERT_TRUE(call_on("actor-1", action("sleep")).result);
+  auto waiting = std::make_shared<std::optional<Dispatched<Value>>>();
+  asio::co_spawn(io_, runtime_->dispatch("actor-1", action("increment"), generation),
+                 [waiting](std::exception_ptr e, Dispatched<Value> d) {
+                   ASSERT_FALSE(e);
+                   *waiting = std::move(d);
+                 });
+  ASSERT_TRUE(wait_for([&] { return waiting->has_value(); }))
+      << "a stopping generation fails it at once";
+  ASSERT_FALSE((*waiting)->result);
+  EXPECT_TRUE(is_generation_gone((*waiting)->result.error()));
+
+  run(runtime_->stop("actor-1", StopReason::kSleep));
+  const int wakes = wakes_;
+  auto asleep_op = runtime_->dispatch("actor-1", action("increment"), generation);
+  auto asleep = run(std::move(asleep_op));
+  ASSERT_FALSE(asleep.result);
+  EXPECT_TRUE(is_generation_gone(asleep.result.error()));
+  EXPECT_EQ(wakes_, wakes) << "bound work wakes nothing";
+
+  auto next = call_on("actor-1", action("get"));
+  ASSERT_TRUE(next.result);
+  EXPECT_EQ(next.result->find("count")->as_int(), 2) << "neither refused increment ran";
+  ASSERT_NE(next.instance->generation(), generation);
+  auto stale_op = runtime_->dispatch("actor-1", action("increment"), generation);
+  auto stale = run(std::move(stale_op));
+  ASSERT_FALSE(stale.result) << "another generation runs now";
+  EXPECT_TRUE(is_generation_gone(stale.result.error()));
+  EXPECT_EQ(call_on("actor-1", action("get")).result->find("count")->as_int(), 2);
+}
+
 TEST_F(DispatchTest, WorkArrivingDuringTheStopItselfWaitsForIt) {
   ASSERT_TRUE(call_on("actor-1", action("increment")).result);
   // The stop and the work are queued together: the work meets a stopping slot.
