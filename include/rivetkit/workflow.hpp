@@ -35,18 +35,50 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
 namespace rivetkit {
 
 /// How a step is retried (RivetKit's step config).
+/// The kinds of workflow entries (WorkflowContext::removed names what a removed entry was).
+enum class WorkflowEntryKind { kStep, kLoop, kSleep, kMessage, kJoin, kRace, kRollbackCheckpoint };
+
+namespace detail {
+constexpr std::string_view workflow_kind_name(WorkflowEntryKind kind) {
+  switch (kind) {
+    case WorkflowEntryKind::kStep:
+      return "step";
+    case WorkflowEntryKind::kLoop:
+      return "loop";
+    case WorkflowEntryKind::kSleep:
+      return "sleep";
+    case WorkflowEntryKind::kMessage:
+      return "message";
+    case WorkflowEntryKind::kJoin:
+      return "join";
+    case WorkflowEntryKind::kRace:
+      return "race";
+    case WorkflowEntryKind::kRollbackCheckpoint:
+      return "rollback_checkpoint";
+  }
+  return "step";
+}
+}  // namespace detail
+
 struct StepOptions {
   /// Retries after the first attempt (RivetKit's default 3).
   std::uint32_t max_retries = 3;
   /// The delay before retry n is base * 2^n, at most max.
   std::chrono::milliseconds retry_backoff_base{100};
   std::chrono::milliseconds retry_backoff_max{30'000};
+  /// An attempt still running after `timeout` (RivetKit's default 30 s; 0: no limit) fails with
+  /// workflow.step_timeout: the step's coroutine is cancelled at its next cancellable wait (a
+  /// timer, a sleep; code that does not suspend cannot be interrupted). A timeout is not retried
+  /// unless `retry_on_timeout`.
+  std::chrono::milliseconds timeout{30'000};
+  bool retry_on_timeout = false;
 };
 
 /// What one iteration of a loop returns: `next(state)` goes on (with the loop's new state),
@@ -84,7 +116,7 @@ struct WorkflowErrorInfo {
 
 /// Why a try_step failed (RivetKit's TryStepFailure).
 struct TryStepFailure {
-  /// "exhausted": it failed past its retries.
+  /// "exhausted": it failed past its retries; "timeout": its last attempt ran past its timeout.
   std::string kind;
   std::string step_name;
   std::uint32_t attempts = 0;
@@ -168,6 +200,9 @@ inline TryStepFailure step_failure_of(const Error& e) {
   TryStepFailure f;
   f.kind = "exhausted";
   if (e.metadata) {
+    if (const auto* kind = e.metadata->find("kind"); kind != nullptr && kind->is_string()) {
+      f.kind = kind->as_string();
+    }
     if (const auto* step = e.metadata->find("step"); step != nullptr && step->is_string()) {
       f.step_name = step->as_string();
     }
@@ -282,8 +317,9 @@ class WorkflowContext {
   auto step(std::string name, F f, StepOptions options = {}) const
       -> Task<typename detail::Awaited<std::invoke_result_t<F&, StepContext<Types>&>>::type> {
     using R = typename detail::Awaited<std::invoke_result_t<F&, StepContext<Types>&>>::type;
-    detail::WorkflowStepConfig config{std::move(name), options.max_retries,
-                                      options.retry_backoff_base, options.retry_backoff_max};
+    detail::WorkflowStepConfig config{
+        std::move(name),           options.max_retries, options.retry_backoff_base,
+        options.retry_backoff_max, options.timeout,     options.retry_on_timeout};
     auto* api = api_;
     std::function<Task<Value>()> body = [api, f]() {
       return run_step<R>(api, f);
@@ -466,6 +502,21 @@ class WorkflowContext {
       out.value = from_value<R>(*v);
     }
     co_return out;
+  }
+
+  /// Marks where the code used to run entry `name` of `kind` (a step, loop, ... since deleted): a
+  /// workflow recorded by the old code replays past it, a new one records a placeholder, so the
+  /// entries after it keep matching their history (RivetKit's removed()).
+  Task<void> removed(std::string name, WorkflowEntryKind kind) const {
+    return api_->workflow().removed(scope_, std::move(name),
+                                    std::string(detail::workflow_kind_name(kind)));
+  }
+  /// A version gate for changing a workflow's code while runs are in flight: `latest` for a run
+  /// reaching `name` for the first time; 1 for a run that went past this point under the code
+  /// before the gate (its block already has history beyond it); on replay, what was recorded.
+  /// `latest` must be at least 1 (workflow.invalid_version otherwise).
+  Task<std::uint32_t> get_version(std::string name, std::int64_t latest) const {
+    return api_->workflow().get_version(scope_, std::move(name), latest);
   }
 
   /// Sleeps `duration` from the first time this point is reached (durable: the deadline is

@@ -181,6 +181,10 @@ struct WorkflowStepConfig {
   std::uint32_t max_retries = 3;
   std::chrono::milliseconds retry_backoff_base{100};
   std::chrono::milliseconds retry_backoff_max{30'000};
+  /// An attempt still running after this fails (0: no limit); not retried unless
+  /// retry_on_timeout.
+  std::chrono::milliseconds timeout{30'000};
+  bool retry_on_timeout = false;
 };
 
 /// What one turn of a workflow loop returns: go on with `value` as the loop's state, or end the
@@ -271,6 +275,16 @@ class WorkflowApi {
   virtual Task<Value> race(WorkflowScope scope,
                            std::string name,
                            std::vector<WorkflowBranch> branches) = 0;
+  /// Where code that ran entry `name` (of RivetKit kind `original_kind`: "step", "loop", ...)
+  /// was removed: a history that has that entry replays past it; a new run records a
+  /// placeholder, so later entries keep their places.
+  virtual Task<void> removed(WorkflowScope scope, std::string name, std::string original_kind) = 0;
+  /// Version gate `name`: the version recorded there on replay; for a run reaching it the first
+  /// time, `latest`, or 1 when the run went past this point under code without the gate (history
+  /// of its block not yet reached in this run).
+  virtual Task<std::uint32_t> get_version(WorkflowScope scope,
+                                          std::string name,
+                                          std::int64_t latest) = 0;
   /// The scope of block `name` under `scope` (a try block): reached like an entry (names are
   /// unique within their block), recorded nowhere.
   virtual WorkflowScope block(const WorkflowScope& scope, const std::string& name) = 0;

@@ -8,12 +8,16 @@
 #include "util/spawn.hpp"
 #include <rivetkit/error.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 
 namespace rivetkit::core {
 
+namespace asio = boost::asio;
 using namespace boost::asio::experimental::awaitable_operators;
 using workflow::Entry;
 using workflow::EntryKind;
@@ -41,6 +45,9 @@ Value error_info(std::exception_ptr failure) {
     std::rethrow_exception(failure);
   } catch (const ActorError& e) {
     name = e.error().group == "user" ? "UserError" : "ActorError";
+    if (e.error().group == "workflow" && e.error().code == "step_timeout") {
+      name = "StepTimeoutError";  // RivetKit's
+    }
     message = e.error().message;
   } catch (...) {
   }
@@ -58,17 +65,46 @@ std::int64_t backoff_ms(std::uint32_t attempts, const detail::WorkflowStepConfig
   return std::min(delay, max);
 }
 
+constexpr std::string_view kTimeoutName = "StepTimeoutError: ";
+
 ActorError exhausted_error(const std::string& step, const Entry& e) {
   std::string message = "Workflow step \"" + step + "\" failed after " + std::to_string(e.attempts);
   message += e.attempts == 1 ? " attempt" : " attempts";
   if (e.error) {
     message += ": " + *e.error;
   }
+  // The last attempt's failure says whether it ran out of time (try_step's kind "timeout").
+  const bool timed_out = e.error && e.error->rfind(kTimeoutName, 0) == 0;
   return ActorError(Error{"workflow", "step_exhausted", std::move(message),
                           Value::object({{"step", Value(step)},
                                          {"attempts", Value(e.attempts)},
-                                         {"error", e.error ? Value(*e.error) : Value{}}}),
+                                         {"error", e.error ? Value(*e.error) : Value{}},
+                                         {"kind", Value(timed_out ? "timeout" : "exhausted")}}),
                           true});
+}
+
+ActorError step_timeout(const std::string& step, std::chrono::milliseconds timeout) {
+  return ActorError(
+      Error{"workflow", "step_timeout",
+            "Step \"" + step + "\" timed out after " + std::to_string(timeout.count()) + "ms",
+            std::nullopt, true});
+}
+
+/// What a step attempt ended with, without throwing (so that racing it against its timeout
+/// ends the race when it fails too).
+struct Attempt {
+  Value output;
+  std::exception_ptr failure;
+};
+Task<Attempt> attempt(std::function<Task<Value>()>& body) {
+  Attempt out;
+  try {
+    auto op = body();
+    out.output = co_await std::move(op);
+  } catch (...) {
+    out.failure = std::current_exception();
+  }
+  co_return out;
 }
 
 // Built outside the coroutines: GCC 12 mishandles initializer lists inside them.
@@ -405,11 +441,26 @@ Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
 
     std::exception_ptr failure;
     Value output;
-    try {
-      auto op = body();
-      output = co_await std::move(op);
-    } catch (...) {
-      failure = std::current_exception();
+    bool timed_out = false;
+    if (config.timeout.count() > 0) {
+      // The timer winning cancels the attempt (at its next cancellable wait) and waits for it.
+      asio::steady_timer timer(strand_, config.timeout);
+      auto attempt_op = attempt(body);
+      auto timer_op = timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      auto raced = co_await (std::move(attempt_op) || std::move(timer_op));
+      if (raced.index() == 0) {
+        auto& done = std::get<0>(raced);
+        output = std::move(done.output);
+        failure = done.failure;
+      } else {
+        timed_out = true;
+        failure = std::make_exception_ptr(step_timeout(config.name, config.timeout));
+      }
+    } else {
+      auto attempt_op = attempt(body);
+      auto done = co_await std::move(attempt_op);
+      output = std::move(done.output);
+      failure = done.failure;
     }
     e = history_.find(loc);
     // A result that cannot be recorded fails the step for good (retrying gives the same).
@@ -436,7 +487,8 @@ Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
       std::rethrow_exception(failure);
     }
     const Value info = error_info(failure);
-    const bool will_retry = !too_large && e->attempts <= config.max_retries;
+    const bool will_retry =
+        !too_large && (!timed_out || config.retry_on_timeout) && e->attempts <= config.max_retries;
     e->status = will_retry ? EntryStatus::kFailed : EntryStatus::kExhausted;
     e->error = described(info);
     history_.touch(loc);
@@ -688,6 +740,11 @@ Task<std::vector<detail::WorkflowMessage>> ActorWorkflow::queue_next(
   auto& handles = completions_[loc];
   handles.clear();
   for (const auto& m : taken) {
+    if (m.completion) {
+      // An exactly-once queue would hold the actor's writes until the completion; here the
+      // record below is the exactly-once point, and holding it back would stall the workflow.
+      m.completion->writes_held.reset();
+    }
     records.push_back(message_record(m));
     handles.push_back(m.completion);
   }
@@ -739,6 +796,92 @@ Task<void> ActorWorkflow::complete_message(detail::WorkflowScope scope,
   }
   // The queue dropping the message and the record saying so: one write.
   co_await flush();
+}
+
+// ---- code changes: removed entries and version gates
+// ---------------------------------------------
+
+Task<void> ActorWorkflow::removed(detail::WorkflowScope scope,
+                                  std::string name,
+                                  std::string original_kind) {
+  auto keep = host_.hold();
+  const auto loc = enter(scope, name);
+  if (Entry* e = history_.find(loc)) {
+    if (e->kind != EntryKind::kRemoved && workflow::to_string(e->kind) != original_kind) {
+      throw_error("history_diverged",
+                  "Workflow history diverged at \"" + name + "\": removed() says a " + original_kind
+                      + " was there, the history has a " + std::string(workflow::to_string(e->kind))
+                      + " (entry " + e->id + ")",
+                  Value::object({{"entry", Value(name)}, {"entryId", Value(e->id)}}));
+    }
+    co_return;  // what the old code recorded there is skipped
+  }
+  Entry& e = create(loc, EntryKind::kRemoved);
+  e.status = EntryStatus::kCompleted;
+  e.completed_at = host_.workflow_now_ms();
+  e.original_kind = std::move(original_kind);
+  e.original_name = name;
+  history_.touch(loc);
+  co_await flush();
+}
+
+bool ActorWorkflow::unvisited_under(const std::string& scope_location,
+                                    const std::string& except) const {
+  const auto& entries = history_.entries();
+  const auto end = storage::prefix_end(scope_location);
+  for (auto it = entries.lower_bound(scope_location);
+       it != entries.end() && (!end || it->first < *end); ++it) {
+    if (it->first == except || it->first == scope_location || visited_.count(it->first) != 0) {
+      continue;
+    }
+    // A loop reached in this run keeps its latest finished iteration's entries, which this run
+    // may not have reached itself (it resumed after them): they are behind, not ahead. (An
+    // iteration's entries sit beside its loop: `02 <loop name> <iteration>` after the scope.)
+    bool behind = false;
+    std::size_t at = scope_location.size();
+    while (!behind && at < it->first.size()) {
+      const bool iteration = static_cast<unsigned char>(it->first[at]) == 2;
+      if (iteration && at + 5 <= it->first.size()) {
+        const std::string loop = it->first.substr(0, at) + '\x01' + it->first.substr(at + 1, 4);
+        const auto found = entries.find(loop);
+        behind = found != entries.end() && found->second.kind == EntryKind::kLoop
+                 && visited_.count(loop) != 0;
+      }
+      at += iteration ? 9 : 5;
+    }
+    if (!behind) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Task<std::uint32_t> ActorWorkflow::get_version(detail::WorkflowScope scope,
+                                               std::string name,
+                                               std::int64_t latest) {
+  if (latest < 1 || latest > std::int64_t{UINT32_MAX}) {
+    throw_error("invalid_version",
+                "get_version(\"" + name + "\", " + std::to_string(latest)
+                    + "): latest must be an integer from 1 to 4294967295",
+                Value::object({{"entry", Value(name)}, {"latest", Value(latest)}}));
+  }
+  auto keep = host_.hold();
+  const auto loc = enter(scope, name);
+  if (Entry* e = existing(loc, EntryKind::kVersionCheck, name)) {
+    co_return e->resolved;  // pinned when first reached
+  }
+  // History under this block that this run has not reached yet was recorded by code that ran
+  // past this point without the gate: that run keeps the old behaviour (version 1).
+  const auto resolved =
+      unvisited_under(scope.location, loc) ? std::uint32_t{1} : static_cast<std::uint32_t>(latest);
+  Entry& e = create(loc, EntryKind::kVersionCheck);
+  e.status = EntryStatus::kCompleted;
+  e.completed_at = host_.workflow_now_ms();
+  e.resolved = resolved;
+  e.latest = static_cast<std::uint32_t>(latest);
+  history_.touch(loc);
+  co_await flush();
+  co_return resolved;
 }
 
 // ---- joins and races ----------------------------------------------------------------------------

@@ -137,6 +137,12 @@ class ActorWorkflow final : public detail::WorkflowApi {
   Task<Value> race(detail::WorkflowScope scope,
                    std::string name,
                    std::vector<detail::WorkflowBranch> branches) override;
+  Task<void> removed(detail::WorkflowScope scope,
+                     std::string name,
+                     std::string original_kind) override;
+  Task<std::uint32_t> get_version(detail::WorkflowScope scope,
+                                  std::string name,
+                                  std::int64_t latest) override;
   detail::WorkflowScope block(const detail::WorkflowScope& scope,
                               const std::string& name) override {
     return detail::WorkflowScope{enter(scope, name), scope.branch};
@@ -146,6 +152,8 @@ class ActorWorkflow final : public detail::WorkflowApi {
   void guard_triggered() override { host_.write_guard_flag(); }
 
  private:
+  /// Whether history under `scope_location` (other than `except`) was not reached in this run.
+  bool unvisited_under(const std::string& scope_location, const std::string& except) const;
   /// The outcome of each branch of a join or race while they run.
   struct BranchRun {
     explicit BranchRun(std::size_t n) : outputs(n), errors(n), done(n, false) {}

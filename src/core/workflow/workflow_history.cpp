@@ -181,6 +181,16 @@ std::string encode_entry(const Entry& e) {
       v.set("winner", Value(*e.winner));
     }
   }
+  if (e.kind == EntryKind::kRemoved) {
+    v.set("originalType", Value(e.original_kind));
+    if (e.original_name) {
+      v.set("originalName", Value(*e.original_name));
+    }
+  }
+  if (e.kind == EntryKind::kVersionCheck) {
+    v.set("resolved", Value(e.resolved));
+    v.set("latest", Value(e.latest));
+  }
   return encode_stored(v);
 }
 
@@ -227,6 +237,18 @@ Result<Entry> decode_entry(std::string_view bytes) {
       e.branches = *b;
     }
     e.winner = string_of(v.find("winner"));
+  }
+  if (e.kind == EntryKind::kRemoved) {
+    e.original_kind = string_of(v.find("originalType")).value_or(std::string());
+    e.original_name = string_of(v.find("originalName"));
+  }
+  if (e.kind == EntryKind::kVersionCheck) {
+    auto u32 = [&](const char* key) {
+      return static_cast<std::uint32_t>(
+          std::clamp<std::int64_t>(int_of(v.find(key)).value_or(0), 0, UINT32_MAX));
+    };
+    e.resolved = u32("resolved");
+    e.latest = u32("latest");
   }
   if (e.kind == EntryKind::kSleep || e.kind == EntryKind::kMessage) {
     e.deadline = int_of(v.find("deadline")).value_or(0);

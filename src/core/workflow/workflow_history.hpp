@@ -103,6 +103,12 @@ struct Entry {
   // kJoin, kRace: each branch's {status, output?, error?} by name; kRace: the winner.
   Value branches;
   std::optional<std::string> winner;
+  // kRemoved: what the code used to run there (RivetKit's entry kind name, and its name).
+  std::string original_kind;
+  std::optional<std::string> original_name;
+  // kVersionCheck: the version this run is pinned to there, and the latest the code knew.
+  std::uint32_t resolved = 0;
+  std::uint32_t latest = 0;
 };
 
 std::string encode_entry(const Entry& entry);

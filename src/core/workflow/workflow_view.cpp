@@ -54,6 +54,14 @@ Value kind_json(const Entry& e) {
       data.set("winner", e.winner ? Value(*e.winner) : Value(nullptr));
       data.set("branches", e.branches);
       break;
+    case EntryKind::kRemoved:
+      data.set("originalType", Value(e.original_kind));
+      data.set("originalName", e.original_name ? Value(*e.original_name) : Value(nullptr));
+      break;
+    case EntryKind::kVersionCheck:
+      data.set("resolved", Value(e.resolved));
+      data.set("latest", Value(e.latest));
+      break;
     default:
       break;
   }
@@ -175,8 +183,18 @@ void kind(Writer& w, const Entry& e) {
       optional_str(w, e.winner);
       branches(w, e.branches);
       break;
+    case EntryKind::kRemoved:
+      w.u8(7);
+      w.str(e.original_kind);
+      optional_str(w, e.original_name);
+      break;
+    case EntryKind::kVersionCheck:
+      w.u8(8);
+      w.u32(e.resolved);
+      w.u32(e.latest);
+      break;
     default:
-      // Not recorded by this runtime (rollback checkpoints, removed entries, version checks).
+      // Not recorded by this runtime (rollback checkpoints).
       w.u8(4);
       w.str(std::string(to_string(e.kind)));
       break;

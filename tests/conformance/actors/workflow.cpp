@@ -6,7 +6,8 @@
 // (g++ 12: a lambda capturing objects with destructors is bound to a variable before the
 // co_await that takes it.)
 //
-// Every actor of the catalogue's workflow.ts, and workflowTimerActor (rivetkit-cpp's own).
+// Every actor of the catalogue's workflow.ts, and workflowTimerActor and
+// workflowExactlyOnceQueueActor (rivetkit-cpp's own).
 
 #include "fixture.hpp"
 
@@ -830,9 +831,39 @@ rivetkit::ActorDefinition workflow_timer_actor() {
       .action("getState", [](auto& c) { return c.read_state(); });
 }
 
+// ---- workflowExactlyOnceQueueActor (rivetkit-cpp's own) ----------------------------------------
+// A workflow serving an exactly-once queue whose hold would last 60 s: each message is recorded
+// and answered at once (the wait's record is the exactly-once point; the hold is released).
+
+rivetkit::ActorDefinition workflow_exactly_once_queue_actor() {
+  rivetkit::QueueDelivery delivery;
+  delivery.exactly_once = true;
+  delivery.visibility_timeout = 60s;
+  return rivetkit::actor<QueueTypes>("workflowExactlyOnceQueueActor")
+      .queue("ledger", delivery)
+      .workflow([](rivetkit::WorkflowContext<QueueTypes>& wf) -> Task<void> {
+        co_await wf.loop("ledger", [](auto& lc) -> Task<Loop> {
+          rivetkit::QueueNextOptions next;
+          next.names = {"ledger"};
+          next.completable = true;
+          auto message = co_await lc.queue_next("entry", next);
+          auto store = [message](auto& c) {
+            c.state().received.push_back(message.body);
+          };
+          auto op = lc.step("book", std::move(store));
+          co_await std::move(op);
+          auto done = message.complete(rivetkit::Value::object({{"booked", message.body}}));
+          co_await std::move(done);
+          co_return Loop::next();
+        });
+      })
+      .action("getMessages", [](auto& c) { return c.read_state().received; });
+}
+
 }  // namespace
 
 void add_workflow_actors(rivetkit::Registry& registry) {
+  registry.add(workflow_exactly_once_queue_actor());
   registry.add(workflow_counter_actor());
   registry.add(workflow_sleep_actor());
   registry.add(workflow_complete_actor());

@@ -156,6 +156,16 @@ describe(`actor workflows: queues, joins, races, try [${ENCODING}, ${MODE}]`, { 
 		assert.deepEqual(await h.getMessages(), [{ value: 123 }, { hello: "world" }]);
 	}));
 
+	it("a workflow serving an exactly-once queue answers each message without waiting for the hold", T, env.wrap(async () => {
+		const h = env.client.workflowExactlyOnceQueueActor.getOrCreate([uniqueKey("wf-exactly-once")]);
+		// The queue's hold would last its 60 s visibility timeout; the wait's record releases it.
+		for (const amount of [5, 7]) {
+			assert.deepEqual(await h.send("ledger", { amount }, { wait: true, timeout: 20_000 }),
+				{ status: "completed", response: { booked: { amount } } });
+		}
+		assert.deepEqual(await h.getMessages(), [{ amount: 5 }, { amount: 7 }]);
+	}));
+
 	for (const [actor, first, second, expected] of [
 		["workflowNestedLoopActor", ["a", "b"], ["c"], ["a", "b", "c"]],
 		["workflowNestedJoinActor", ["a", "b"], ["c"], ["a", "b", "c"]],

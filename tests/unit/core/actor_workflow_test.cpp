@@ -13,6 +13,9 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -361,6 +364,176 @@ TEST_F(ActorWorkflowTest, DivergedHistoryFailsNamingTheEntry) {
   EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
   EXPECT_NE(wf->history().record().error->find("message")->as_string().find("reached twice"),
             std::string::npos);
+}
+
+// Code changes while runs are in flight: version gates and removed entries.
+Task<void> gated(ActorWorkflow* wf, int* runs, std::int64_t latest, std::uint32_t* version) {
+  co_await step_named(wf, "a", runs);
+  auto op = wf->get_version({}, "v", latest);
+  *version = co_await std::move(op);
+  co_await step_named(wf, "b", runs);
+}
+Task<void> ungated(ActorWorkflow* wf, int* runs) {
+  co_await step_named(wf, "a", runs);
+  co_await step_named(wf, "b", runs);
+}
+Task<void> three_steps(ActorWorkflow* wf, int* runs) {
+  co_await step_named(wf, "a", runs);
+  co_await step_named(wf, "b", runs);
+  co_await step_named(wf, "c", runs);
+}
+Task<void> b_removed(ActorWorkflow* wf, int* runs, std::string kind) {
+  co_await step_named(wf, "a", runs);
+  auto op = wf->removed({}, "b", std::move(kind));
+  co_await std::move(op);
+  co_await step_named(wf, "c", runs);
+}
+Task<void> gated_after_loop(ActorWorkflow* wf, int* runs, std::uint32_t* version) {
+  auto loop_op = wf->loop({}, "l", Value(0), [wf, runs](WorkflowScope scope, Value state) {
+    return count_turn(wf, std::move(scope), std::move(state), runs, -1, 3);
+  });
+  co_await std::move(loop_op);
+  auto op = wf->get_version({}, "v", 5);
+  *version = co_await std::move(op);
+}
+
+TEST_F(ActorWorkflowTest, VersionGatesPinFreshRunsToLatestAndOldRunsToOne) {
+  int runs = 0;
+  std::uint32_t version = 0;
+  EXPECT_EQ(run([&](WorkflowScope) { return gated(wf.get(), &runs, 3, &version); }), nullptr);
+  EXPECT_EQ(version, 3u) << "a run reaching the gate fresh takes the latest";
+  store.kv.erase(workflow::keys::meta_key());  // as if it had not finished
+  restart();
+  version = 0;
+  EXPECT_EQ(run([&](WorkflowScope) { return gated(wf.get(), &runs, 4, &version); }), nullptr);
+  EXPECT_EQ(version, 3u) << "replay returns what was recorded, whatever the code says now";
+  EXPECT_EQ(runs, 2) << "no step ran again";
+
+  // A run recorded by the code before the gate went past it: it keeps the old behaviour.
+  store.kv.clear();
+  restart();
+  runs = 0;
+  EXPECT_EQ(run([&](WorkflowScope) { return ungated(wf.get(), &runs); }), nullptr);
+  store.kv.erase(workflow::keys::meta_key());
+  restart();
+  EXPECT_EQ(run([&](WorkflowScope) { return gated(wf.get(), &runs, 2, &version); }), nullptr);
+  EXPECT_EQ(version, 1u);
+  EXPECT_EQ(runs, 2);
+
+  // History a finished loop leaves behind does not count as ahead of a gate after the loop.
+  store.kv.clear();
+  restart();
+  EXPECT_EQ(run([&](WorkflowScope) { return gated_after_loop(wf.get(), &runs, &version); }),
+            nullptr);
+  EXPECT_EQ(version, 5u);
+
+  store.kv.clear();
+  restart();
+  EXPECT_EQ(code_of(run([&](WorkflowScope) { return gated(wf.get(), &runs, 0, &version); })), "");
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+  EXPECT_NE(wf->history().record().error->find("message")->as_string().find("latest must be"),
+            std::string::npos);
+}
+
+TEST_F(ActorWorkflowTest, RemovedEntriesAreSkippedOnReplayAndRecordedFresh) {
+  int runs = 0;
+  EXPECT_EQ(run([&](WorkflowScope) { return three_steps(wf.get(), &runs); }), nullptr);
+  EXPECT_EQ(runs, 3);
+  store.kv.erase(workflow::keys::meta_key());
+  restart();
+  EXPECT_EQ(run([&](WorkflowScope) { return b_removed(wf.get(), &runs, "step"); }), nullptr);
+  EXPECT_EQ(state(), workflow::WorkflowState::kCompleted);
+  EXPECT_EQ(runs, 3) << "step c replays past the removed b";
+
+  store.kv.clear();
+  restart();
+  runs = 0;
+  EXPECT_EQ(run([&](WorkflowScope) { return b_removed(wf.get(), &runs, "step"); }), nullptr);
+  EXPECT_EQ(runs, 2);
+  bool placeholder = false;
+  for (const auto& [loc, e] : wf->history().entries()) {
+    if (e.kind == workflow::EntryKind::kRemoved) {
+      placeholder = e.original_kind == "step" && e.original_name == std::string("b");
+    }
+  }
+  EXPECT_TRUE(placeholder) << "a fresh run records where b was";
+  const auto bytes = workflow::encode_entry([&] {
+    for (const auto& [loc, e] : wf->history().entries()) {
+      if (e.kind == workflow::EntryKind::kRemoved) {
+        return e;
+      }
+    }
+    return workflow::Entry{};
+  }());
+  auto back = workflow::decode_entry(bytes);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->original_kind, "step");
+
+  // What removed() says was there must match the history.
+  store.kv.clear();
+  restart();
+  EXPECT_EQ(run([&](WorkflowScope) { return three_steps(wf.get(), &runs); }), nullptr);
+  store.kv.erase(workflow::keys::meta_key());
+  restart();
+  EXPECT_EQ(run([&](WorkflowScope) { return b_removed(wf.get(), &runs, "loop"); }), nullptr);
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+  EXPECT_NE(wf->history().record().error->find("message")->as_string().find("diverged at \"b\""),
+            std::string::npos);
+}
+
+// Step timeouts: an attempt still running at its timeout is cancelled and fails; not retried
+// unless the step says so. A failing attempt is not held back until its timeout.
+Task<Value> slow(int* runs) {
+  ++*runs;
+  asio::steady_timer timer(co_await asio::this_coro::executor, 60s);
+  co_await timer.async_wait(asio::use_awaitable);
+  co_return Value("late");
+}
+Task<void> timed_step(ActorWorkflow* wf, int* runs, std::uint32_t retries, bool retry_on_timeout) {
+  WorkflowStepConfig config{"slow", retries, 1ms, 1ms, 20ms, retry_on_timeout};
+  auto op = wf->step({}, config, [runs] { return slow(runs); });
+  co_await std::move(op);
+}
+Task<void> failing_with_long_timeout(ActorWorkflow* wf, int* runs) {
+  WorkflowStepConfig config{"fails", 0, 1ms, 1ms, std::chrono::hours(1), false};
+  auto op = wf->step({}, config, [runs] { return failing(runs, 10); });
+  co_await std::move(op);
+}
+
+TEST_F(ActorWorkflowTest, StepsRunningPastTheirTimeoutFail) {
+  int runs = 0;
+  std::vector<Value> events;
+  auto on_error = [&](Value e) -> Task<void> {
+    events.push_back(std::move(e));
+    return nothing();
+  };
+  EXPECT_EQ(run([&](WorkflowScope) { return timed_step(wf.get(), &runs, 3, false); }, on_error),
+            nullptr);
+  EXPECT_EQ(runs, 1) << "a timeout is not retried by default";
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+  const auto& error = *wf->history().record().error;
+  EXPECT_NE(error.find("message")->as_string().find("StepTimeoutError: Step \"slow\" timed out "
+                                                    "after 20ms"),
+            std::string::npos)
+      << error.find("message")->as_string();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(*events[0].find("step")->find("error")->find("name"), Value("StepTimeoutError"));
+  EXPECT_EQ(*events[0].find("step")->find("willRetry"), Value(false));
+
+  store.kv.clear();
+  restart();
+  runs = 0;
+  EXPECT_EQ(run([&](WorkflowScope) { return timed_step(wf.get(), &runs, 1, true); }), nullptr);
+  EXPECT_EQ(runs, 2) << "retry_on_timeout retries it like any failure";
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+
+  store.kv.clear();
+  restart();
+  runs = 0;
+  EXPECT_EQ(run([&](WorkflowScope) { return failing_with_long_timeout(wf.get(), &runs); }), nullptr)
+      << "a failing attempt ends the step at once, not at its timeout";
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
 }
 
 TEST_F(ActorWorkflowTest, OperationsOutsideTheRunAreRefused) {
