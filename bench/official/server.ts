@@ -19,6 +19,7 @@
 //      65,536-byte default once framed).
 import { actor, queue, setup } from "rivetkit";
 import { db } from "rivetkit/db";
+import { Loop, workflow } from "rivetkit/workflow";
 
 const sleepTimeout = Number(process.env.BENCH_SLEEP_TIMEOUT_MS ?? 30_000);
 let starts = 0;
@@ -90,6 +91,69 @@ export const worker = actor({
 	},
 });
 
+// wf / wfLong: bench/workflow.mjs (the same as bench/server/bench_server.cpp).
+export const wf = actor({
+	state: { count: 0 },
+	options: { sleepTimeout },
+	queues: {
+		runs: queue<{ steps: number }, { ms: number }>(),
+	},
+	run: workflow(async (ctx) => {
+		await ctx.loop("runs", async (lc) => {
+			const message = await lc.queue.next<{ steps: number }>("run", {
+				names: ["runs"],
+				completable: true,
+			});
+			const t = performance.now();
+			let i = 0;
+			await lc.loop("steps", async (sc) => {
+				if (i >= message.body.steps) return Loop.break(undefined);
+				await sc.step("s", async (c) => {
+					c.state.count += 1;
+				});
+				i += 1;
+				return Loop.continue(undefined);
+			});
+			await message.complete?.({ ms: performance.now() - t });
+			return Loop.continue(undefined);
+		});
+	}),
+	actions: {
+		count: (c) => c.state.count,
+		goToSleep: (c) => {
+			c.sleep();
+			return true;
+		},
+	},
+});
+
+export const wfLong = actor({
+	state: { count: 0 },
+	options: { sleepTimeout },
+	queues: {
+		go: queue<unknown, unknown>(),
+	},
+	run: workflow(async (ctx) => {
+		for (let i = 0; i < 1000; i++) {
+			await ctx.step(`s${i}`, async (c) => {
+				c.state.count += 1;
+			});
+		}
+		await ctx.loop("serve", async (lc) => {
+			const message = await lc.queue.next("go", { names: ["go"], completable: true });
+			await message.complete?.(true);
+			return Loop.continue(undefined);
+		});
+	}),
+	actions: {
+		done: (c) => c.state.count,
+		goToSleep: (c) => {
+			c.sleep();
+			return true;
+		},
+	},
+});
+
 export const sql = actor({
 	state: {},
 	options: { sleepTimeout },
@@ -132,7 +196,7 @@ export const sql = actor({
 const maxMessage = Number(process.env.BENCH_MAX_MESSAGE_BYTES ?? 1_048_576);
 
 export const registry = setup({
-	use: { counter, counterUnheld, echo, caller, sql, worker },
+	use: { counter, counterUnheld, echo, caller, sql, worker, wf, wfLong },
 	noWelcome: true,
 	maxIncomingMessageSize: maxMessage,
 	maxOutgoingMessageSize: maxMessage,

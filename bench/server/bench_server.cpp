@@ -11,6 +11,12 @@
 //                  single-row INSERTs (each its own SQLite transaction), insertBatch(n, size) one
 //                  transaction of n rows, selectEach(n) n point SELECTs by id; each returns the
 //                  milliseconds it took inside the actor; count(); goToSleep()
+//   wf             a durable workflow: each message {steps: n} on queue `runs` runs a loop of n
+//                  iterations with one step each (count += 1), then completes the message with
+//                  {ms}, the time the n steps took inside the actor; count(); goToSleep()
+//   wfLong         a workflow of 1,000 steps, then a loop answering each message on queue `go`:
+//                  after a wake its 1,000 recorded entries are replayed before it answers;
+//                  done() (steps run); goToSleep()
 // Runs in local mode, or in engine mode when RIVET_ENDPOINT is set (see the registry).
 // Env: BENCH_SLEEP_TIMEOUT_MS (idle sleep timeout of the counters, default 30000).
 
@@ -126,6 +132,85 @@ rivetkit::ActorDefinition worker() {
       .action("ping", [](auto&) { return true; });
 }
 
+struct WfState {
+  std::int64_t count = 0;
+};
+RIVETKIT_FIELDS(WfState, count)
+using WfTypes = rivetkit::ActorTypes<WfState>;
+
+struct WfRun {
+  std::int64_t steps = 0;
+};
+RIVETKIT_FIELDS(WfRun, steps)
+
+rivetkit::ActorDefinition wf() {
+  rivetkit::ActorOptions options;
+  options.sleep_timeout = sleep_timeout();
+  return rivetkit::actor<WfTypes>("wf")
+      .options(options)
+      .queue("runs")
+      .workflow([](rivetkit::WorkflowContext<WfTypes>& w) -> rivetkit::Task<void> {
+        co_await w.loop("runs", [](auto& lc) -> rivetkit::Task<rivetkit::Loop> {
+          rivetkit::QueueNextOptions next;
+          next.names = {"runs"};
+          next.completable = true;
+          auto message = co_await lc.template queue_next<WfRun>("run", next);
+          const auto t0 = std::chrono::steady_clock::now();
+          const std::int64_t n = message.body.steps;
+          using Turn = rivetkit::LoopResult<rivetkit::Empty, std::int64_t>;
+          auto steps = lc.loop("steps", std::int64_t{0},
+                               [n](auto& sc, std::int64_t& i) -> rivetkit::Task<Turn> {
+                                 if (i >= n) {
+                                   co_return Turn::done();
+                                 }
+                                 auto op = sc.step("s", [](auto& c) { c.state().count += 1; });
+                                 co_await std::move(op);
+                                 co_return Turn::next(i + 1);
+                               });
+          co_await std::move(steps);
+          const double ms =
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                  .count();
+          auto done = message.complete(rivetkit::Value::object({{"ms", rivetkit::Value(ms)}}));
+          co_await std::move(done);
+          co_return rivetkit::Loop::next();
+        });
+      })
+      .action("count", [](auto& c) { return c.read_state().count; })
+      .action("goToSleep", [](auto& c) {
+        c.sleep();
+        return true;
+      });
+}
+
+rivetkit::ActorDefinition wf_long() {
+  rivetkit::ActorOptions options;
+  options.sleep_timeout = sleep_timeout();
+  return rivetkit::actor<WfTypes>("wfLong")
+      .options(options)
+      .queue("go")
+      .workflow([](rivetkit::WorkflowContext<WfTypes>& w) -> rivetkit::Task<void> {
+        for (int i = 0; i < 1000; ++i) {
+          auto op = w.step("s" + std::to_string(i), [](auto& c) { c.state().count += 1; });
+          co_await std::move(op);
+        }
+        co_await w.loop("serve", [](auto& lc) -> rivetkit::Task<rivetkit::Loop> {
+          rivetkit::QueueNextOptions next;
+          next.names = {"go"};
+          next.completable = true;
+          auto message = co_await lc.queue_next("go", next);
+          auto done = message.complete(rivetkit::Value(true));
+          co_await std::move(done);
+          co_return rivetkit::Loop::next();
+        });
+      })
+      .action("done", [](auto& c) { return c.read_state().count; })
+      .action("goToSleep", [](auto& c) {
+        c.sleep();
+        return true;
+      });
+}
+
 rivetkit::ActorDefinition sql() {
   rivetkit::ActorOptions options;
   options.sleep_timeout = sleep_timeout();
@@ -187,5 +272,7 @@ int main(int argc, char** argv) {
   registry.add(bench::caller());
   registry.add(bench::sql());
   registry.add(bench::worker());
+  registry.add(bench::wf());
+  registry.add(bench::wf_long());
   return registry.run(argc, argv);
 }
