@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient } from "rivetkit/client";
-import { killAllNow, startEngineCpp, startLocal, startOfficial, stopAll } from "./lib/systems.mjs";
+import { killAllNow, measureEach } from "./lib/systems.mjs";
 
 process.env.RIVET_LOG_LEVEL ??= "error";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -99,23 +99,7 @@ async function measure(name, sys) {
   return out;
 }
 
-const results = [];
-for (const name of systems) {
-  ctx.run += 1;
-  const start = name === "local" ? startLocal : name === "engine" ? startEngineCpp : startOfficial;
-  let sys;
-  try {
-    sys = await start(ctx);
-    results.push(await measure(name, sys));
-    console.error(`[bench-sqlite] ${name}: ${JSON.stringify(results.at(-1))}`);
-  } catch (e) {
-    console.error(`[bench-sqlite] ${name} failed: ${e?.stack ?? e}`);
-    results.push({ name, error: String(e?.message ?? e) });
-  } finally {
-    if (sys) await sys.stop();
-  }
-}
-await stopAll();
+const results = await measureEach(ctx, systems, "bench-sqlite", measure);
 
 const by = Object.fromEntries(results.map((r) => [r.name, r]));
 const fmt = (v) => (v === undefined ? "-" : v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1));

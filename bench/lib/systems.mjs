@@ -380,3 +380,27 @@ export function buildNodelayPreload(root, outDir) {
     return null;
   }
 }
+
+/// Runs `measure(name, sys)` on each of `systems` ("local", "engine", "official"), one at a time,
+/// each started fresh and stopped after; a system that fails is reported as `{name, error}`.
+/// Stops everything at the end. For the single-file benchmarks (sqlite.mjs, workflow.mjs).
+export async function measureEach(ctx, systems, tag, measure) {
+  const results = [];
+  for (const name of systems) {
+    ctx.run += 1;
+    const start = name === "local" ? startLocal : name === "engine" ? startEngineCpp : startOfficial;
+    let sys;
+    try {
+      sys = await start(ctx);
+      results.push(await measure(name, sys));
+      console.error(`[${tag}] ${name}: ${JSON.stringify(results.at(-1))}`);
+    } catch (e) {
+      console.error(`[${tag}] ${name} failed: ${e?.stack ?? e}`);
+      results.push({ name, error: String(e?.message ?? e) });
+    } finally {
+      if (sys) await sys.stop();
+    }
+  }
+  await stopAll();
+  return results;
+}
