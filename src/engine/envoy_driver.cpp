@@ -612,6 +612,15 @@ std::optional<std::uint32_t> EnvoyDriver::generation_here(const std::string& act
   return it->second.generation;
 }
 
+// The generation a request or WebSocket open was sent to: the one here, else one that stopped
+// here moments ago (the gateway sent it before it saw the stop; RecentStops).
+std::optional<std::uint32_t> EnvoyDriver::arrival_generation(const std::string& actor_id) {
+  if (auto here = generation_here(actor_id)) {
+    return here;
+  }
+  return recent_stops_.find(actor_id, runtime_.config().clock->steady_now());
+}
+
 Task<Result<std::shared_ptr<core::ActorInstance>>> EnvoyDriver::resolve_for_request(
     std::shared_ptr<EnvoyDriver> self,
     std::string actor_id,
@@ -682,12 +691,7 @@ void EnvoyDriver::on_tunnel(envoy::ToEnvoyTunnelMessage message) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, envoy::ToEnvoyRequestStart>) {
           HttpStream stream;
-          stream.generation = generation_here(m.actor_id);
-          if (!stream.generation) {
-            // Sent while the actor stopped here: the gateway retries it (RecentStops).
-            stream.generation =
-                recent_stops_.find(m.actor_id, runtime_.config().clock->steady_now());
-          }
+          stream.generation = arrival_generation(m.actor_id);
           stream.body = m.body.value_or(std::string());
           stream.start = std::move(m);
           if (stream.start.stream) {
@@ -719,10 +723,11 @@ void EnvoyDriver::on_tunnel(envoy::ToEnvoyTunnelMessage message) {
           http_streams_.erase(key);
           http_active_.erase(key);  // a response still being computed is dropped
         } else if constexpr (std::is_same_v<T, envoy::ToEnvoyWebSocketOpen>) {
-          util::spawn(
-              link_->strand(),
-              handle_websocket(shared_from_this(), key, id.gateway_id, id.request_id, std::move(m)),
-              "tunneled websocket");
+          auto generation = arrival_generation(m.actor_id);
+          util::spawn(link_->strand(),
+                      handle_websocket(shared_from_this(), key, id.gateway_id, id.request_id,
+                                       std::move(m), generation),
+                      "tunneled websocket");
         } else if constexpr (std::is_same_v<T, envoy::ToEnvoyWebSocketMessage>) {
           auto it = sockets_by_request_.find(key);
           if (it != sockets_by_request_.end()) {
@@ -849,7 +854,8 @@ Task<void> EnvoyDriver::handle_websocket(std::shared_ptr<EnvoyDriver> self,
                                          std::string key,
                                          envoy::GatewayId gateway_id,
                                          envoy::RequestId request_id,
-                                         envoy::ToEnvoyWebSocketOpen open) {
+                                         envoy::ToEnvoyWebSocketOpen open,
+                                         std::optional<std::uint32_t> generation) {
   auto held = self->sockets_by_request_.find(key);
   bool held_open = false;
   if (held != self->sockets_by_request_.end() && !held->second->closed()) {
@@ -888,8 +894,18 @@ Task<void> EnvoyDriver::handle_websocket(std::shared_ptr<EnvoyDriver> self,
     }
     co_return;
   }
-  auto resolve_op = resolve_for_request(self, open.actor_id);
+  auto resolve_op = resolve_for_request(self, open.actor_id, generation);
   auto instance = co_await std::move(resolve_op);
+  if (!instance && core::is_generation_gone(instance.error())) {
+    // The generation it was sent to stopped first: the gateway has failed this open (it does
+    // not retry WebSocket opens), and opening it on the next generation would leave a
+    // connection there that no client holds.
+    log::debug("actor {}: WebSocket open for generation {}, which stopped first; refused",
+               open.actor_id, generation.value_or(0));
+    self->send_tunnel(gateway_id, request_id, 0,
+                      envoy::ToRivetWebSocketClose{1011, "actor.generation_gone", false});
+    co_return;
+  }
   if (!instance) {
     self->send_tunnel(gateway_id, request_id, 0,
                       envoy::ToRivetWebSocketClose{1011, "Actor not found", false});
@@ -906,8 +922,10 @@ Task<void> EnvoyDriver::handle_websocket(std::shared_ptr<EnvoyDriver> self,
   for (auto& [name, value] : open.headers) {
     request.headers.push_back(net::Header{name, value});
   }
-  auto route_op = core::ActorRouter::handle_websocket(self->make_target(std::move(*instance)),
-                                                      std::move(request), open.path, ws);
+  auto target = self->make_target(std::move(*instance));
+  target.generation = generation;
+  auto route_op =
+      core::ActorRouter::handle_websocket(std::move(target), std::move(request), open.path, ws);
   co_await std::move(route_op);
   auto it = self->sockets_by_request_.find(key);
   if (it != self->sockets_by_request_.end() && it->second == ws) {

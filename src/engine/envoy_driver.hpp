@@ -159,6 +159,8 @@ class EnvoyDriver final : public core::ActorDriver,
       std::optional<std::uint32_t> arrived_for = std::nullopt);
   /// The generation of `actor_id` here now, if any.
   std::optional<std::uint32_t> generation_here(const std::string& actor_id) const;
+  /// The generation a request or WebSocket open arriving now was sent to (here or just stopped).
+  std::optional<std::uint32_t> arrival_generation(const std::string& actor_id);
   static Task<Result<void>> wake_on_link(std::shared_ptr<EnvoyDriver> self, std::string actor_id);
   core::ActorTarget make_target(std::shared_ptr<core::ActorInstance> instance);
   static Task<void> handle_http(std::shared_ptr<EnvoyDriver> self,
@@ -168,7 +170,8 @@ class EnvoyDriver final : public core::ActorDriver,
                                      std::string key,
                                      envoy::GatewayId gateway_id,
                                      envoy::RequestId request_id,
-                                     envoy::ToEnvoyWebSocketOpen open);
+                                     envoy::ToEnvoyWebSocketOpen open,
+                                     std::optional<std::uint32_t> generation);
   bool can_hibernate(const std::string& actor_id,
                      const std::string& path,
                      const envoy::Headers& headers) const;

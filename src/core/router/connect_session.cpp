@@ -37,7 +37,8 @@ Task<void> connect(ActorTarget target,
   command.request = to_user_request(req, "/connect", std::move(search));
   command.encoding = *encoding;
   command.socket = socket;
-  auto open_op = target.runtime->dispatch(target.actor_id(), std::move(command));
+  // Engine mode: the open runs only on the generation it was sent to (ActorTarget::generation).
+  auto open_op = target.runtime->dispatch(target.actor_id(), std::move(command), target.generation);
   auto opened = co_await std::move(open_op);
   if (!opened.result) {
     send_error(opened.result.error(), answered_by(target, opened.instance));

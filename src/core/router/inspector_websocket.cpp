@@ -283,7 +283,8 @@ Task<void> inspector_websocket(ActorTarget target,
   InspectorCommand attach;
   attach.token = std::move(token);
   attach.request = inspector::AttachSocket{socket, *w};
-  auto attach_op = target.runtime->dispatch(target.actor_id(), std::move(attach));
+  auto attach_op =
+      target.runtime->dispatch(target.actor_id(), std::move(attach), target.generation);
   auto attached = co_await std::move(attach_op);
   if (!attached.result) {
     const auto& e = attached.result.error();

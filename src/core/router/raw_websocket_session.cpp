@@ -76,7 +76,8 @@ Task<void> raw_websocket(ActorTarget target,
   command.request = to_user_request(req, std::move(path), std::move(search));
   command.encoding = client::Encoding::kBare;
   command.socket = socket;
-  auto open_op = target.runtime->dispatch(target.actor_id(), std::move(command));
+  // Engine mode: the open runs only on the generation it was sent to (ActorTarget::generation).
+  auto open_op = target.runtime->dispatch(target.actor_id(), std::move(command), target.generation);
   auto opened = co_await std::move(open_op);
   if (!opened.result) {
     socket->close(1011, opened.result.error().qualified_code());

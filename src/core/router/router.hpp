@@ -47,9 +47,11 @@ struct ActorTarget {
   std::shared_ptr<ActorInstance> instance;
   /// Where hibernatable sockets wait while the actor sleeps.
   SocketRegistry* sockets = nullptr;
-  /// Engine mode: the generation the gateway sent this HTTP request to. The gateway sends a
-  /// request again when its actor stops before answering, so only that generation may run it
-  /// (Runtime::dispatch); if it stopped first, `unanswered` is set and the driver sends nothing.
+  /// Engine mode: the generation the gateway sent this request or WebSocket open to. The
+  /// gateway sends an HTTP request again when its actor stops before answering, and fails a
+  /// WebSocket whose actor stops before the open is acknowledged, so only that generation may
+  /// run it (Runtime::dispatch); if it stopped first, an HTTP request's `unanswered` is set and
+  /// the driver sends nothing, a socket is closed with actor.generation_gone.
   std::optional<std::uint32_t> generation;
   std::shared_ptr<bool> unanswered;
 
