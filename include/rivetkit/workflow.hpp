@@ -79,7 +79,17 @@ struct StepOptions {
   /// unless `retry_on_timeout`.
   std::chrono::milliseconds timeout{30'000};
   bool retry_on_timeout = false;
+  /// RivetKit's ephemeral step: its record (and the state changes of its last turn) is written
+  /// with the workflow's next write instead of before the step returns, so a run of small steps
+  /// costs one write. A crash before that write runs the step again.
+  bool ephemeral = false;
 };
+
+/// What a step throws to fail the workflow at once, without retries, and roll it back
+/// (RivetKit's RollbackError): `throw rivetkit::workflow_rollback("out of stock");`.
+inline ActorError workflow_rollback(std::string message) {
+  return ActorError(Error{"workflow", "rollback", std::move(message), std::nullopt, true});
+}
 
 /// What one iteration of a loop returns: `next(state)` goes on (with the loop's new state),
 /// `done(result)` ends the loop with its result (RivetKit's Loop.continue / Loop.break).
@@ -317,18 +327,46 @@ class WorkflowContext {
   auto step(std::string name, F f, StepOptions options = {}) const
       -> Task<typename detail::Awaited<std::invoke_result_t<F&, StepContext<Types>&>>::type> {
     using R = typename detail::Awaited<std::invoke_result_t<F&, StepContext<Types>&>>::type;
-    detail::WorkflowStepConfig config{
-        std::move(name),           options.max_retries, options.retry_backoff_base,
-        options.retry_backoff_max, options.timeout,     options.retry_on_timeout};
     auto* api = api_;
     std::function<Task<Value>()> body = [api, f]() {
       return run_step<R>(api, f);
+    };
+    auto op = api_->workflow().step(scope_, config_of(std::move(name), options), std::move(body));
+    Value recorded = co_await std::move(op);
+    if constexpr (!std::is_void_v<R>) {
+      co_return from_value<R>(recorded);
+    }
+  }
+
+  /// Runs step `name` like step(), with `undo(StepContext&, const R& result) -> void or
+  /// Task<void>` (`undo(StepContext&)` for a step without result) to compensate it: when the
+  /// workflow fails later (a step past its retries, workflow_rollback(), any error of the
+  /// workflow's own code), the undo handlers of the steps that completed run, latest first,
+  /// each once (RivetKit's rollback). A rollback_checkpoint must come before the step, in its
+  /// block or around it (workflow.rollback_checkpoint_missing otherwise).
+  template <class F, class U>
+  auto step_with_rollback(std::string name, F f, U undo, StepOptions options = {}) const
+      -> Task<typename detail::Awaited<std::invoke_result_t<F&, StepContext<Types>&>>::type> {
+    using R = typename detail::Awaited<std::invoke_result_t<F&, StepContext<Types>&>>::type;
+    auto* api = api_;
+    std::function<Task<Value>()> body = [api, f]() {
+      return run_step<R>(api, f);
+    };
+    auto config = config_of(std::move(name), options);
+    config.rollback = [api, undo](Value output) {
+      return run_undo<R>(api, undo, std::move(output));
     };
     auto op = api_->workflow().step(scope_, std::move(config), std::move(body));
     Value recorded = co_await std::move(op);
     if constexpr (!std::is_void_v<R>) {
       co_return from_value<R>(recorded);
     }
+  }
+
+  /// Rollback checkpoint `name` (RivetKit's rollbackCheckpoint): steps with an undo handler
+  /// (step_with_rollback) may follow it in this block and the blocks inside it.
+  Task<void> rollback_checkpoint(std::string name) const {
+    return api_->workflow().rollback_checkpoint(scope_, std::move(name));
   }
 
   /// Runs loop `name`: `f(WorkflowContext&) -> Task<LoopResult<R>>` once per iteration until it
@@ -563,6 +601,37 @@ class WorkflowContext {
       return R{};
     } else {
       return from_value<R>(v);
+    }
+  }
+
+  static detail::WorkflowStepConfig config_of(std::string name, const StepOptions& options) {
+    detail::WorkflowStepConfig config;
+    config.name = std::move(name);
+    config.max_retries = options.max_retries;
+    config.retry_backoff_base = options.retry_backoff_base;
+    config.retry_backoff_max = options.retry_backoff_max;
+    config.timeout = options.timeout;
+    config.retry_on_timeout = options.retry_on_timeout;
+    config.ephemeral = options.ephemeral;
+    return config;
+  }
+
+  /// Runs a step's undo handler with a step context of its own (RivetKit runs rollbacks with an
+  /// active step context).
+  template <class R, class U>
+  static Task<void> run_undo(detail::ActorApi* api, U undo, Value output) {
+    auto active = std::make_shared<bool>(true);
+    struct End {
+      std::shared_ptr<bool> active;
+      ~End() { *active = false; }
+    } end{active};
+    auto c = detail::Access::make<StepContext<Types>>(api, active);
+    if constexpr (std::is_void_v<R>) {
+      auto op = detail::call_async(undo, c);
+      co_await std::move(op);
+    } else {
+      auto op = detail::call_async(undo, c, from_value<R>(output));
+      co_await std::move(op);
     }
   }
 

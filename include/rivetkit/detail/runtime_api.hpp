@@ -185,6 +185,10 @@ struct WorkflowStepConfig {
   /// retry_on_timeout.
   std::chrono::milliseconds timeout{30'000};
   bool retry_on_timeout = false;
+  /// Its record is written with the next write instead of before the step returns.
+  bool ephemeral = false;
+  /// Undoes the step (given its recorded result) when the workflow fails after it; empty: none.
+  std::function<Task<void>(Value output)> rollback;
 };
 
 /// What one turn of a workflow loop returns: go on with `value` as the loop's state, or end the
@@ -285,6 +289,9 @@ class WorkflowApi {
   virtual Task<std::uint32_t> get_version(WorkflowScope scope,
                                           std::string name,
                                           std::int64_t latest) = 0;
+  /// Rollback checkpoint `name`: steps with a rollback handler may follow it (in its block or
+  /// blocks inside it); when the workflow fails, their handlers run, latest first.
+  virtual Task<void> rollback_checkpoint(WorkflowScope scope, std::string name) = 0;
   /// The scope of block `name` under `scope` (a try block): reached like an entry (names are
   /// unique within their block), recorded nowhere.
   virtual WorkflowScope block(const WorkflowScope& scope, const std::string& name) = 0;

@@ -48,6 +48,9 @@ Value error_info(std::exception_ptr failure) {
     if (e.error().group == "workflow" && e.error().code == "step_timeout") {
       name = "StepTimeoutError";  // RivetKit's
     }
+    if (e.error().group == "workflow" && e.error().code == "rollback") {
+      name = "RollbackError";  // RivetKit's
+    }
     message = e.error().message;
   } catch (...) {
   }
@@ -96,13 +99,19 @@ struct Attempt {
   Value output;
   std::exception_ptr failure;
 };
-Task<Attempt> attempt(std::function<Task<Value>()>& body) {
+/// Runs one attempt; `succeeded` runs in the very turn the body returned in, before anything
+/// else on the strand (a concurrent branch's write) can run.
+Task<Attempt> attempt(std::function<Task<Value>()>& body,
+                      const std::function<void(const Value&)>& succeeded) {
   Attempt out;
   try {
     auto op = body();
     out.output = co_await std::move(op);
   } catch (...) {
     out.failure = std::current_exception();
+  }
+  if (!out.failure) {
+    succeeded(out.output);
   }
   co_return out;
 }
@@ -111,6 +120,13 @@ Task<Attempt> attempt(std::function<Task<Value>()>& body) {
 Value workflow_event(const std::string& actor_id, const Value& info) {
   return Value::object(
       {{"workflow", Value::object({{"workflowId", Value(actor_id)}, {"error", info}})}});
+}
+
+/// RivetKit's rollback error event: the undo handler of step `step` failed.
+Value rollback_event(const std::string& actor_id, const std::string& step, const Value& info) {
+  return Value::object({{"rollback", Value::object({{"workflowId", Value(actor_id)},
+                                                    {"stepName", Value(step)},
+                                                    {"error", info}})}});
 }
 
 /// RivetKit's step error event for attempt `e.attempts` of a step.
@@ -203,6 +219,18 @@ Task<Result<void>> ActorWorkflow::load() {
   co_return Result<void>{};
 }
 
+bool ActorWorkflow::checkpoint_reached(const detail::WorkflowScope& scope) const {
+  return std::any_of(checkpoints_.begin(), checkpoints_.end(), [&](const std::string& block) {
+    return scope.location.compare(0, block.size(), block) == 0;
+  });
+}
+
+void ActorWorkflow::stop_rollback_pass() const {
+  throw ActorError(Error{"workflow", "rollback_pass_ended",
+                         "The rollback pass reached an operation that never completed",
+                         std::nullopt, true});
+}
+
 void ActorWorkflow::check_running() const {
   if (!running_) {
     throw_error("not_running",
@@ -236,6 +264,9 @@ Entry* ActorWorkflow::existing(const std::string& loc, EntryKind kind, const std
 }
 
 Entry& ActorWorkflow::create(const std::string& loc, EntryKind kind) {
+  if (rolling_back_) {
+    stop_rollback_pass();  // the rollback pass records nothing
+  }
   Entry e;
   e.id = new_uuid_v4();
   e.kind = kind;
@@ -360,45 +391,161 @@ Task<void> ActorWorkflow::run(std::function<Task<void>(detail::WorkflowScope)> b
     co_return;
   }
   on_error_ = std::move(on_error);
+  std::exception_ptr failure;
+  Value info;
+  bool report_failure = false;
+  if (record.state == WorkflowState::kRollingBack) {
+    // It failed and its rollback was cut short (a crash, a stop, an undo that threw): the
+    // rollback resumes, the workflow does not.
+    log::info("workflow resumes its rollback actor_id={}", actor_id_);
+  } else {
+    visited_.clear();
+    checkpoints_.clear();
+    running_ = true;
+    if (record.state != WorkflowState::kRunning) {
+      record.state = WorkflowState::kRunning;
+      history_.touch_record();
+      host_.workflow_changed();
+    }
+    try {
+      auto op = body(detail::WorkflowScope{});
+      co_await std::move(op);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    running_ = false;
+    visited_.clear();
+    if (!failure) {
+      record.state = WorkflowState::kCompleted;
+      record.output = Value{};
+      history_.touch_record();
+      co_await flush();
+      log::debug("workflow completed actor_id={}", actor_id_);
+      co_return;
+    }
+    const Error error = error_from_exception(failure);
+    if (is_abort(error)) {
+      std::rethrow_exception(failure);  // the stop ended it; the next start resumes
+    }
+    info = error_info(failure);
+    // A step's exhaustion was reported as a step event already.
+    report_failure = !(error.group == "workflow" && error.code == "step_exhausted");
+    // A rollback handler without its checkpoint is a programming error: nothing is undone.
+    const bool rolls_back =
+        !(error.group == "workflow" && error.code == "rollback_checkpoint_missing");
+    record.state = rolls_back ? WorkflowState::kRollingBack : WorkflowState::kFailed;
+    record.error = info;
+    history_.touch_record();
+    co_await flush();
+    if (!rolls_back) {
+      log::warn("workflow failed and will not run again actor_id={}: {}", actor_id_,
+                described(info));
+      if (report_failure) {
+        auto op = report(workflow_event(actor_id_, info));
+        co_await std::move(op);
+      }
+      co_return;
+    }
+  }
+  auto rollback_op = roll_back(body);
+  const bool rolled_back = co_await std::move(rollback_op);
+  if (!rolled_back) {
+    log::warn(
+        "workflow rollback stopped at an undo handler that failed actor_id={}; the next "
+        "start of the actor tries again",
+        actor_id_);
+    co_return;
+  }
+  record.state = WorkflowState::kFailed;
+  history_.touch_record();
+  co_await flush();
+  log::warn("workflow failed and will not run again actor_id={}: {}", actor_id_,
+            record.error ? described(*record.error) : std::string("(no error recorded)"));
+  if (failure && report_failure) {
+    auto op = report(workflow_event(actor_id_, info));
+    co_await std::move(op);
+  }
+}
+
+Task<bool> ActorWorkflow::roll_back(std::function<Task<void>(detail::WorkflowScope)>& body) {
+  struct Running {
+    ActorWorkflow* self;
+    ~Running() {
+      self->running_ = false;
+      self->rolling_back_ = false;
+      self->visited_.clear();
+    }
+  } running{this};
+  // The rollback pass: the function once more, answered from the record, collecting the undo
+  // handlers of the completed steps it goes through. Whatever ends it (an operation that never
+  // completed, the failure itself, a history that no longer matches) ends only the pass.
+  undos_.clear();
+  checkpoints_.clear();
   visited_.clear();
   running_ = true;
-  if (record.state != WorkflowState::kRunning) {
-    record.state = WorkflowState::kRunning;
-    history_.touch_record();
-    host_.workflow_changed();
-  }
-  std::exception_ptr failure;
+  rolling_back_ = true;
+  std::exception_ptr ended;
   try {
     auto op = body(detail::WorkflowScope{});
     co_await std::move(op);
   } catch (...) {
-    failure = std::current_exception();
+    ended = std::current_exception();
   }
-  running_ = false;
+  rolling_back_ = false;
   visited_.clear();
-  if (!failure) {
-    record.state = WorkflowState::kCompleted;
-    record.output = Value{};
-    history_.touch_record();
+  if (ended && is_abort(error_from_exception(ended))) {
+    std::rethrow_exception(ended);
+  }
+  auto undos = std::move(undos_);
+  undos_.clear();
+  log::debug("workflow rolls back actor_id={} steps={}", actor_id_, undos.size());
+  for (auto it = undos.rbegin(); it != undos.rend(); ++it) {
+    Entry* e = history_.find(it->location);
+    if (e == nullptr || e->rollback_completed_at) {
+      continue;  // undone before a restart
+    }
+    std::exception_ptr failure;
+    try {
+      auto op = it->handler(it->output);
+      co_await std::move(op);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure && is_abort(error_from_exception(failure))) {
+      std::rethrow_exception(failure);  // the stop: the next start undoes it
+    }
+    e = history_.find(it->location);
+    if (!failure) {
+      // Marked done in the same write as the state changes the handler made.
+      e->rollback_completed_at = host_.workflow_now_ms();
+      e->rollback_error.reset();
+      history_.touch(it->location);
+      co_await flush();
+      continue;
+    }
+    const Value info = error_info(failure);
+    e->rollback_error = described(info);
+    history_.touch(it->location);
     co_await flush();
-    log::debug("workflow completed actor_id={}", actor_id_);
-    co_return;
-  }
-  const Error error = error_from_exception(failure);
-  if (is_abort(error)) {
-    std::rethrow_exception(failure);  // the stop ended it; the next start resumes
-  }
-  Value info = error_info(failure);
-  record.state = WorkflowState::kFailed;
-  record.error = info;
-  history_.touch_record();
-  co_await flush();
-  log::warn("workflow failed and will not run again actor_id={}: {}", actor_id_, described(info));
-  // A step's exhaustion was reported as a step event already.
-  if (!(error.group == "workflow" && error.code == "step_exhausted")) {
-    auto op = report(workflow_event(actor_id_, info));
+    auto op = report(rollback_event(actor_id_, it->name, info));
     co_await std::move(op);
+    co_return false;
   }
+  co_return true;
+}
+
+Task<void> ActorWorkflow::rollback_checkpoint(detail::WorkflowScope scope, std::string name) {
+  auto keep = host_.hold();
+  const auto loc = enter(scope, name);
+  if (existing(loc, EntryKind::kRollbackCheckpoint, name) == nullptr) {
+    Entry& e = create(loc, EntryKind::kRollbackCheckpoint);
+    e.status = EntryStatus::kCompleted;
+    e.completed_at = host_.workflow_now_ms();
+    e.checkpoint = name;
+    history_.touch(loc);
+    co_await flush();
+  }
+  checkpoints_.push_back(scope.location);
 }
 
 Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
@@ -406,9 +553,22 @@ Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
                                 std::function<Task<Value>()> body) {
   auto keep = host_.hold();
   const auto loc = enter(scope, config.name);
+  if (config.rollback && !checkpoint_reached(scope)) {
+    throw_error("rollback_checkpoint_missing",
+                "Workflow step \"" + config.name
+                    + "\" has an undo handler, but no rollback checkpoint comes before it: call "
+                      "rollback_checkpoint() first, in its block or a block around it",
+                Value::object({{"entry", Value(config.name)}}));
+  }
   if (Entry* found = existing(loc, EntryKind::kStep, config.name)) {
     if (found->status == EntryStatus::kCompleted) {
+      if (rolling_back_ && config.rollback && !found->rollback_completed_at) {
+        undos_.push_back(Undo{loc, config.name, found->output.value_or(Value{}), config.rollback});
+      }
       co_return found->output.value_or(Value{});
+    }
+    if (rolling_back_ && found->status != EntryStatus::kExhausted) {
+      stop_rollback_pass();
     }
   } else {
     create(loc, EntryKind::kStep);
@@ -442,10 +602,26 @@ Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
     std::exception_ptr failure;
     Value output;
     bool timed_out = false;
+    // The record of a successful attempt is made in the turn its body returned in: from then on
+    // its state changes and its record are in memory together, and whichever write comes next
+    // (this step's flush, or a concurrent branch's) takes both. Recording it after a suspension
+    // would let another branch's write take the state changes alone.
+    const std::function<void(const Value&)> succeeded = [this, &loc](const Value& out) {
+      if (!recordable(out)) {
+        return;  // fails below
+      }
+      Entry* done = history_.find(loc);
+      done->output = out;
+      done->status = EntryStatus::kCompleted;
+      done->error.reset();
+      done->completed_at = host_.workflow_now_ms();
+      history_.touch(loc);
+      host_.workflow_changed();
+    };
     if (config.timeout.count() > 0) {
       // The timer winning cancels the attempt (at its next cancellable wait) and waits for it.
       asio::steady_timer timer(strand_, config.timeout);
-      auto attempt_op = attempt(body);
+      auto attempt_op = attempt(body, succeeded);
       auto timer_op = timer.async_wait(asio::as_tuple(asio::use_awaitable));
       auto raced = co_await (std::move(attempt_op) || std::move(timer_op));
       if (raced.index() == 0) {
@@ -457,7 +633,7 @@ Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
         failure = std::make_exception_ptr(step_timeout(config.name, config.timeout));
       }
     } else {
-      auto attempt_op = attempt(body);
+      auto attempt_op = attempt(body, succeeded);
       auto done = co_await std::move(attempt_op);
       output = std::move(done.output);
       failure = done.failure;
@@ -470,12 +646,12 @@ Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
       too_large = true;
     }
     if (!failure) {
-      e->output = std::move(output);
-      e->status = EntryStatus::kCompleted;
-      e->error.reset();
-      e->completed_at = host_.workflow_now_ms();
-      history_.touch(loc);
-      co_await flush();
+      // (recorded by `succeeded` already)
+      if (config.ephemeral) {
+        host_.workflow_changed();  // written with the next write
+      } else {
+        co_await flush();
+      }
       co_return history_.find(loc)->output.value_or(Value{});
     }
     const Error error = error_from_exception(failure);
@@ -487,8 +663,10 @@ Task<Value> ActorWorkflow::step(detail::WorkflowScope scope,
       std::rethrow_exception(failure);
     }
     const Value info = error_info(failure);
-    const bool will_retry =
-        !too_large && (!timed_out || config.retry_on_timeout) && e->attempts <= config.max_retries;
+    // workflow_rollback(): the step asks for the workflow to fail and roll back at once.
+    const bool rollback = error.group == "workflow" && error.code == "rollback";
+    const bool will_retry = !too_large && !rollback && (!timed_out || config.retry_on_timeout)
+                            && e->attempts <= config.max_retries;
     e->status = will_retry ? EntryStatus::kFailed : EntryStatus::kExhausted;
     e->error = described(info);
     history_.touch(loc);
@@ -525,6 +703,9 @@ Task<Value> ActorWorkflow::loop(
     auto op =
         body(detail::WorkflowScope{iteration_loc, scope.branch}, history_.find(loc)->loop_state);
     auto turn = co_await std::move(op);
+    if (rolling_back_) {
+      stop_rollback_pass();  // the iteration in progress replayed; nothing after it was recorded
+    }
     Entry* e = history_.find(loc);
     // The iteration's locations are never reached again.
     visited_.erase(
@@ -567,6 +748,9 @@ Task<void> ActorWorkflow::sleep(detail::WorkflowScope scope,
   }
   if (e->sleep_state == workflow::SleepState::kCompleted) {
     co_return;
+  }
+  if (rolling_back_) {
+    stop_rollback_pass();
   }
   co_await park_until(e->deadline, scope);
   e = history_.find(loc);
@@ -703,6 +887,9 @@ Task<std::vector<detail::WorkflowMessage>> ActorWorkflow::queue_next(
   if (e != nullptr && e->status == EntryStatus::kCompleted) {
     co_return messages_of(*e);  // replay: the messages it took
   }
+  if (rolling_back_) {
+    stop_rollback_pass();
+  }
   if (e == nullptr) {
     e = &create(loc, EntryKind::kMessage);
     e->status = EntryStatus::kRunning;
@@ -766,6 +953,9 @@ Task<void> ActorWorkflow::complete_message(detail::WorkflowScope scope,
                                            std::string name,
                                            std::size_t index,
                                            Value response) {
+  if (rolling_back_) {
+    co_return;  // the rollback pass changes nothing outside the undo handlers
+  }
   auto keep = host_.hold();
   const auto loc = workflow::location::named(scope.location, history_.intern(name));
   Entry* e = history_.find(loc);
@@ -1005,6 +1195,21 @@ Task<Value> ActorWorkflow::join(detail::WorkflowScope scope,
   auto keep = host_.hold();
   const auto loc = enter(scope, name);
   Entry* e = existing(loc, EntryKind::kJoin, name);
+  if (rolling_back_) {
+    // The rollback pass goes through the branches of a completed join (their steps may have
+    // undo handlers); anything else ends it.
+    if (e == nullptr || e->status != EntryStatus::kCompleted) {
+      stop_rollback_pass();
+    }
+    auto op = run_branches(scope, loc, std::move(branches), false);
+    auto run = co_await std::move(op);
+    for (const auto& err : run->errors) {
+      if (err) {
+        std::rethrow_exception(err);
+      }
+    }
+    co_return history_.find(loc)->output.value_or(Value{});
+  }
   if (e != nullptr && e->status == EntryStatus::kCompleted) {
     co_return e->output.value_or(Value{});
   }
@@ -1061,7 +1266,11 @@ Task<Value> ActorWorkflow::race(detail::WorkflowScope scope,
   const auto loc = enter(scope, name);
   Entry* e = existing(loc, EntryKind::kRace, name);
   if (e != nullptr && e->status == EntryStatus::kCompleted) {
+    // (the rollback pass does not enter a race's branches: only the winner's result stands)
     co_return e->output.value_or(Value{});
+  }
+  if (rolling_back_) {
+    stop_rollback_pass();
   }
   if (e == nullptr) {
     create(loc, EntryKind::kRace).status = EntryStatus::kRunning;

@@ -27,8 +27,17 @@
 // Errors: a step that throws is retried with exponential backoff (RivetKit's base * 2^attempts,
 // capped), each failure reported to on_error; past its retries the workflow fails (its record
 // says so, on_error sees the workflow event, the run handler returns and the actor sleeps as
-// usual). A history the code no longer matches (another kind of entry at a location, a name used
-// twice in one block) fails the workflow with workflow.history_diverged, naming the entry.
+// usual).
+//
+// Rollback (RivetKit's sagas): a workflow that fails is first recorded as rolling back (durable,
+// so a crash resumes the rollback, never the workflow), then its function runs once more in
+// rollback mode: every operation answers from the record and nothing is written; the first one
+// that would have to run for real ends that pass. The completed steps it went through that have
+// an undo handler (after a rollback checkpoint) are undone latest first, each marked done in
+// the same write as the state changes its handler made. An undo that throws leaves the workflow
+// rolling back (on_error sees the rollback event); the next start of the actor tries the rest. A
+// history the code no longer matches (another kind of entry at a location, a name used twice in one
+// block) fails the workflow with workflow.history_diverged, naming the entry.
 //
 // Single strand.
 
@@ -143,6 +152,7 @@ class ActorWorkflow final : public detail::WorkflowApi {
   Task<std::uint32_t> get_version(detail::WorkflowScope scope,
                                   std::string name,
                                   std::int64_t latest) override;
+  Task<void> rollback_checkpoint(detail::WorkflowScope scope, std::string name) override;
   detail::WorkflowScope block(const detail::WorkflowScope& scope,
                               const std::string& name) override {
     return detail::WorkflowScope{enter(scope, name), scope.branch};
@@ -201,6 +211,13 @@ class ActorWorkflow final : public detail::WorkflowApi {
   Task<void> park_until(std::int64_t deadline_ms, const detail::WorkflowScope& scope);
   Task<void> report(Value event);
   void check_running() const;
+  /// Whether a rollback checkpoint was reached in this run in the block of `scope` or around it.
+  bool checkpoint_reached(const detail::WorkflowScope& scope) const;
+  /// Ends the rollback pass (an operation that would have to run for real).
+  [[noreturn]] void stop_rollback_pass() const;
+  /// Rolls the failed workflow back: the rollback pass over `body`, then the undo handlers,
+  /// latest first. False when one failed (the workflow stays rolling back).
+  Task<bool> roll_back(std::function<Task<void>(detail::WorkflowScope)>& body);
 
   boost::asio::any_io_executor strand_;
   std::string actor_id_;  // for logs
@@ -221,6 +238,18 @@ class ActorWorkflow final : public detail::WorkflowApi {
   Notifier branch_changed_;
   /// The receive handles of completable messages this run took, by queue wait location.
   std::map<std::string, std::vector<std::shared_ptr<detail::QueueCompletion>>> completions_;
+  /// The run is the rollback pass (operations answer from the record only).
+  bool rolling_back_ = false;
+  /// The blocks (locations) in which this run reached a rollback checkpoint.
+  std::vector<std::string> checkpoints_;
+  /// A completed step the rollback pass went through that has an undo handler.
+  struct Undo {
+    std::string location;
+    std::string name;
+    Value output;
+    std::function<Task<void>(Value)> handler;
+  };
+  std::vector<Undo> undos_;
 };
 
 }  // namespace rivetkit::core

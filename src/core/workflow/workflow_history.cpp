@@ -191,6 +191,15 @@ std::string encode_entry(const Entry& e) {
     v.set("resolved", Value(e.resolved));
     v.set("latest", Value(e.latest));
   }
+  if (e.kind == EntryKind::kRollbackCheckpoint) {
+    v.set("name", Value(e.checkpoint));
+  }
+  if (e.rollback_completed_at) {
+    v.set("rollbackCompletedAt", Value(*e.rollback_completed_at));
+  }
+  if (e.rollback_error) {
+    v.set("rollbackError", Value(*e.rollback_error));
+  }
   return encode_stored(v);
 }
 
@@ -250,6 +259,11 @@ Result<Entry> decode_entry(std::string_view bytes) {
     e.resolved = u32("resolved");
     e.latest = u32("latest");
   }
+  if (e.kind == EntryKind::kRollbackCheckpoint) {
+    e.checkpoint = string_of(v.find("name")).value_or(std::string());
+  }
+  e.rollback_completed_at = int_of(v.find("rollbackCompletedAt"));
+  e.rollback_error = string_of(v.find("rollbackError"));
   if (e.kind == EntryKind::kSleep || e.kind == EntryKind::kMessage) {
     e.deadline = int_of(v.find("deadline")).value_or(0);
     auto ss = string_of(v.find("sleepState"));

@@ -109,6 +109,12 @@ struct Entry {
   // kVersionCheck: the version this run is pinned to there, and the latest the code knew.
   std::uint32_t resolved = 0;
   std::uint32_t latest = 0;
+  // kRollbackCheckpoint: its name.
+  std::string checkpoint;
+  // kStep with a rollback handler, once the workflow failed and rolled back: when the handler
+  // succeeded, or its last failure ("Name: message").
+  std::optional<std::int64_t> rollback_completed_at;
+  std::optional<std::string> rollback_error;
 };
 
 std::string encode_entry(const Entry& entry);

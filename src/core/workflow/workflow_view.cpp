@@ -62,21 +62,24 @@ Value kind_json(const Entry& e) {
       data.set("resolved", Value(e.resolved));
       data.set("latest", Value(e.latest));
       break;
-    default:
+    case EntryKind::kRollbackCheckpoint:
+      data.set("name", Value(e.checkpoint));
       break;
   }
   return Value::object({{"type", Value(std::string(to_string(e.kind)))}, {"data", data}});
 }
 
 Value metadata_json(const Entry& e) {
-  return Value::object({{"status", Value(std::string(to_string(e.status)))},
-                        {"error", e.error ? Value(*e.error) : Value(nullptr)},
-                        {"attempts", Value(e.attempts)},
-                        {"lastAttemptAt", Value(e.last_attempt_at)},
-                        {"createdAt", Value(e.created_at)},
-                        {"completedAt", e.completed_at ? Value(*e.completed_at) : Value(nullptr)},
-                        {"rollbackCompletedAt", Value(nullptr)},
-                        {"rollbackError", Value(nullptr)}});
+  return Value::object(
+      {{"status", Value(std::string(to_string(e.status)))},
+       {"error", e.error ? Value(*e.error) : Value(nullptr)},
+       {"attempts", Value(e.attempts)},
+       {"lastAttemptAt", Value(e.last_attempt_at)},
+       {"createdAt", Value(e.created_at)},
+       {"completedAt", e.completed_at ? Value(*e.completed_at) : Value(nullptr)},
+       {"rollbackCompletedAt",
+        e.rollback_completed_at ? Value(*e.rollback_completed_at) : Value(nullptr)},
+       {"rollbackError", e.rollback_error ? Value(*e.rollback_error) : Value(nullptr)}});
 }
 
 }  // namespace
@@ -193,10 +196,9 @@ void kind(Writer& w, const Entry& e) {
       w.u32(e.resolved);
       w.u32(e.latest);
       break;
-    default:
-      // Not recorded by this runtime (rollback checkpoints).
+    case EntryKind::kRollbackCheckpoint:
       w.u8(4);
-      w.str(std::string(to_string(e.kind)));
+      w.str(e.checkpoint);
       break;
   }
 }
@@ -241,8 +243,11 @@ std::string history_transport(const WorkflowHistory& history) {
     if (e->completed_at) {
       w.u64(u64_of(*e->completed_at));
     }
-    w.optional_tag(false);  // rollbackCompletedAt
-    w.optional_tag(false);  // rollbackError
+    w.optional_tag(e->rollback_completed_at.has_value());
+    if (e->rollback_completed_at) {
+      w.u64(u64_of(*e->rollback_completed_at));
+    }
+    optional_str(w, e->rollback_error);
   }
   return out;
 }

@@ -7,7 +7,7 @@
 // co_await that takes it.)
 //
 // Every actor of the catalogue's workflow.ts, and workflowTimerActor and
-// workflowExactlyOnceQueueActor (rivetkit-cpp's own).
+// workflowExactlyOnceQueueActor and workflowSagaActor (rivetkit-cpp's own).
 
 #include "fixture.hpp"
 
@@ -860,10 +860,89 @@ rivetkit::ActorDefinition workflow_exactly_once_queue_actor() {
       .action("getMessages", [](auto& c) { return c.read_state().received; });
 }
 
+// ---- workflowSagaActor (rivetkit-cpp's own) -----------------------------------------------------
+// An order as a saga: reserve stock and charge, each with an undo, after a rollback checkpoint;
+// then ship, which (by the input) asks for a rollback or throws. `failUndoOnce` makes the refund
+// fail its first time, so the rollback stops there and the next start of the actor finishes it.
+
+struct SagaInput {
+  std::string failWith = "none";  // "none", "rollback" or "error"
+  bool failUndoOnce = false;
+};
+RIVETKIT_FIELDS(SagaInput, failWith, failUndoOnce)
+
+struct SagaState {
+  SagaInput input;
+  std::int64_t stock = 10;
+  std::int64_t balance = 0;
+  std::int64_t undoFailures = 0;
+  std::vector<std::string> log;
+  std::vector<rivetkit::Value> events;
+};
+RIVETKIT_FIELDS(SagaState, input, stock, balance, undoFailures, log, events)
+
+rivetkit::ActorDefinition workflow_saga_actor() {
+  using Types =
+      rivetkit::ActorTypes<SagaState, rivetkit::Value, rivetkit::Empty, rivetkit::Value, SagaInput>;
+  return rivetkit::actor<Types>("workflowSagaActor")
+      .options(sleep_after(100ms))
+      .create_state([](auto&, SagaInput input) {
+        SagaState s;
+        s.input = std::move(input);
+        return s;
+      })
+      .workflow(
+          [](rivetkit::WorkflowContext<Types>& wf) -> Task<void> {
+            co_await wf.rollback_checkpoint("order");
+            co_await wf.step_with_rollback(
+                "reserve",
+                [](auto& c) {
+                  c.state().stock -= 1;
+                  c.state().log.push_back("reserve");
+                  return std::string("r-1");
+                },
+                [](auto& c, const std::string& reservation) {
+                  c.state().stock += 1;
+                  c.state().log.push_back("release " + reservation);
+                });
+            co_await wf.step_with_rollback(
+                "charge",
+                [](auto& c) {
+                  c.state().balance += 100;
+                  c.state().log.push_back("charge");
+                  return std::int64_t{100};
+                },
+                [](auto& c, const std::int64_t& amount) {
+                  if (c.state().input.failUndoOnce && c.state().undoFailures == 0) {
+                    c.state().undoFailures += 1;
+                    throw std::runtime_error("bank offline");
+                  }
+                  c.state().balance -= amount;
+                  c.state().log.push_back("refund " + std::to_string(amount));
+                });
+            co_await wf.step(
+                "ship",
+                [](auto& c) {
+                  const auto& fail = c.state().input.failWith;
+                  if (fail == "rollback") {
+                    throw rivetkit::workflow_rollback("carrier unavailable");
+                  }
+                  if (fail == "error") {
+                    throw std::runtime_error("label printer jammed");
+                  }
+                  c.state().log.push_back("ship");
+                },
+                StepOptions{1, 1ms, 1ms});
+          },
+          [](auto& c, const rivetkit::Value& event) { c.state().events.push_back(event); })
+      .action("getState", [](auto& c) { return c.read_state(); });
+}
+
 }  // namespace
 
 void add_workflow_actors(rivetkit::Registry& registry) {
   registry.add(workflow_exactly_once_queue_actor());
+  registry.add(workflow_saga_actor());
   registry.add(workflow_counter_actor());
   registry.add(workflow_sleep_actor());
   registry.add(workflow_complete_actor());

@@ -4,7 +4,8 @@
 // sleep and is woken by its alarm, retries with RivetKit's onError events, an exhausted step
 // failing the workflow (which then never runs again and lets the actor sleep), a completed
 // workflow not rerun after wake, the database and client usable only inside steps, and a step
-// that destroys its actor. The actors: tests/conformance/actors/workflow.cpp.
+// that destroys its actor, rollbacks (undo handlers latest first, an undo that fails resumed at
+// the next start). The actors: tests/conformance/actors/workflow.cpp.
 //
 // Workflows do not depend on the client's encoding: the cbor and bare runs check one case, json
 // runs them all.
@@ -381,5 +382,68 @@ describe(`actor workflows across crashes [${ENCODING}, ${MODE}]`, { timeout: sui
 			return s.runCount >= before.runCount + 3 ? s : null;
 		}, { timeout: 60_000, interval: 50, what: "three more iterations" }), 90_000, "the resumed workflow");
 		assertCountsOnce(after.history, "history across the crash");
+	}));
+});
+
+describe(`actor workflows: rollback [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(300_000) }, () => {
+	const env = useServer(undefined, { binary: driverFixturePath() });
+
+	async function history(handle) {
+		const url = new URL(await handle.getGatewayUrl());
+		url.pathname = `${url.pathname.replace(/\/$/, "")}/inspector/workflow-history`;
+		const res = await fetch(url, { headers: { authorization: "Bearer token" } });
+		return await res.json();
+	}
+
+	it("a step asking for a rollback undoes the completed steps, latest first, once", T, env.wrap(async () => {
+		const h = env.client.workflowSagaActor.getOrCreate([uniqueKey("wf-saga")], {
+			createWithInput: { failWith: "rollback", failUndoOnce: false },
+		});
+		const state = await waitFor(async () => {
+			const s = await h.getState();
+			return s.log.includes("release r-1") ? s : null;
+		}, { timeout: 30_000, interval: 100, what: "the rollback" });
+		assert.deepEqual(state.log, ["reserve", "charge", "refund 100", "release r-1"]);
+		assert.equal(state.stock, 10);
+		assert.equal(state.balance, 0);
+		assert.equal(state.events.length, 1, JSON.stringify(state.events));
+		assert.equal(state.events[0].step.stepName, "ship");
+		assert.equal(state.events[0].step.willRetry, false, "a rollback request is not retried");
+		assert.equal(state.events[0].step.error.name, "RollbackError");
+		const h2 = await waitFor(async () => {
+			const r = await history(h);
+			return r.workflowState === "failed" ? r : null;
+		}, { timeout: 15_000, what: "the failed workflow" });
+		const byName = (name) => h2.history.entries.find((e) => h2.history.nameRegistry[e.location.at(-1)] === name);
+		assert.deepEqual(byName("order").kind, { type: "rollback_checkpoint", data: { name: "order" } });
+		for (const step of ["reserve", "charge"]) {
+			const meta = h2.history.entryMetadata[byName(step).id];
+			assert.equal(typeof meta.rollbackCompletedAt, "number", `${step} undone: ${JSON.stringify(meta)}`);
+			assert.equal(meta.rollbackError, null);
+		}
+		assert.equal(h2.history.entryMetadata[byName("ship").id].rollbackCompletedAt, null);
+	}));
+
+	full("an undo that fails stops the rollback; the next start of the actor finishes it", T, env.wrap(async () => {
+		const h = env.client.workflowSagaActor.getOrCreate([uniqueKey("wf-saga-undo")], {
+			createWithInput: { failWith: "error", failUndoOnce: true },
+		});
+		// Polled slower than the actor's 100 ms sleep timeout: it sleeps in between, and each
+		// wake starts the workflow again, which resumes the rollback.
+		const state = await waitFor(async () => {
+			const s = await h.getState();
+			return s.log.includes("release r-1") ? s : null;
+		}, { timeout: 60_000, interval: 500, what: "the resumed rollback" });
+		assert.deepEqual(state.log, ["reserve", "charge", "refund 100", "release r-1"]);
+		assert.equal(state.undoFailures, 1);
+		assert.equal(state.balance, 0);
+		assert.equal(state.stock, 10);
+		const rollback = state.events.find((e) => e.rollback);
+		assert.ok(rollback, JSON.stringify(state.events));
+		assert.equal(rollback.rollback.stepName, "charge");
+		assert.equal(rollback.rollback.error.message, "bank offline");
+		const steps = state.events.filter((e) => e.step);
+		assert.equal(steps.length, 2, "ship: two attempts");
+		assert.equal(state.events.length, 3, JSON.stringify(state.events));
 	}));
 });

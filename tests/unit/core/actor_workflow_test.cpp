@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,23 @@ class MemoryStore final : public testing::MapKvStore {
     co_return Result<void>{};
   }
 };
+
+/// A step's configuration (the fields tests set, in order; the rest default).
+WorkflowStepConfig config_of(std::string name,
+                             std::uint32_t retries = 3,
+                             std::chrono::milliseconds base = 100ms,
+                             std::chrono::milliseconds max = 30'000ms,
+                             std::chrono::milliseconds timeout = 30'000ms,
+                             bool retry_on_timeout = false) {
+  WorkflowStepConfig config;
+  config.name = std::move(name);
+  config.max_retries = retries;
+  config.retry_backoff_base = base;
+  config.retry_backoff_max = max;
+  config.timeout = timeout;
+  config.retry_on_timeout = retry_on_timeout;
+  return config;
+}
 
 [[noreturn]] void throw_aborted() {
   throw ActorError(Error{"actor", "aborted", "stopping", std::nullopt, true});
@@ -152,9 +170,9 @@ class ActorWorkflowTest : public ::testing::Test, public ActorWorkflow::Host {
 
 // Two steps, then a restart: nothing runs again, results come from the record.
 Task<void> two_steps(ActorWorkflow* wf, int* runs, std::vector<Value>* results) {
-  auto a = wf->step({}, WorkflowStepConfig{"a"}, [runs] { return counted(runs, Value(1)); });
+  auto a = wf->step({}, config_of("a"), [runs] { return counted(runs, Value(1)); });
   results->push_back(co_await std::move(a));
-  auto b = wf->step({}, WorkflowStepConfig{"b"}, [runs] { return counted(runs, Value("two")); });
+  auto b = wf->step({}, config_of("b"), [runs] { return counted(runs, Value("two")); });
   results->push_back(co_await std::move(b));
 }
 
@@ -195,11 +213,10 @@ Task<WorkflowLoopTurn> count_turn(
     ActorWorkflow* wf, WorkflowScope scope, Value state, int* runs, int crash_at, int until) {
   const auto n = state.as_int();
   if (n == crash_at) {
-    auto op = wf->step(scope, WorkflowStepConfig{"work"}, [] { return aborting(); });
+    auto op = wf->step(scope, config_of("work"), [] { return aborting(); });
     co_await std::move(op);
   }
-  auto op =
-      wf->step(scope, WorkflowStepConfig{"work"}, [runs, n] { return counted(runs, Value(n)); });
+  auto op = wf->step(scope, config_of("work"), [runs, n] { return counted(runs, Value(n)); });
   co_await std::move(op);
   if (n + 1 >= until) {
     co_return WorkflowLoopTurn{true, Value(n + 1)};
@@ -231,7 +248,7 @@ TEST_F(ActorWorkflowTest, LoopsResumeAtTheRecordedIterationAndPrune) {
 }
 
 Task<void> flaky_step(ActorWorkflow* wf, int* runs, int fail_times, std::uint32_t retries) {
-  WorkflowStepConfig config{"flaky", retries, 10ms, 15ms};
+  WorkflowStepConfig config = config_of("flaky", retries, 10ms, 15ms);
   auto op = wf->step({}, config, [=] { return failing(runs, fail_times); });
   co_await std::move(op);
 }
@@ -327,8 +344,7 @@ TEST_F(ActorWorkflowTest, SleepsAreDurableAndSurviveAStop) {
 }
 
 Task<void> step_named(ActorWorkflow* wf, std::string name, int* runs) {
-  auto op =
-      wf->step({}, WorkflowStepConfig{std::move(name)}, [runs] { return counted(runs, Value()); });
+  auto op = wf->step({}, config_of(std::move(name)), [runs] { return counted(runs, Value()); });
   co_await std::move(op);
 }
 Task<void> loop_named(ActorWorkflow* wf, std::string name) {
@@ -490,12 +506,12 @@ Task<Value> slow(int* runs) {
   co_return Value("late");
 }
 Task<void> timed_step(ActorWorkflow* wf, int* runs, std::uint32_t retries, bool retry_on_timeout) {
-  WorkflowStepConfig config{"slow", retries, 1ms, 1ms, 20ms, retry_on_timeout};
+  WorkflowStepConfig config = config_of("slow", retries, 1ms, 1ms, 20ms, retry_on_timeout);
   auto op = wf->step({}, config, [runs] { return slow(runs); });
   co_await std::move(op);
 }
 Task<void> failing_with_long_timeout(ActorWorkflow* wf, int* runs) {
-  WorkflowStepConfig config{"fails", 0, 1ms, 1ms, std::chrono::hours(1), false};
+  WorkflowStepConfig config = config_of("fails", 0, 1ms, 1ms, std::chrono::hours(1), false);
   auto op = wf->step({}, config, [runs] { return failing(runs, 10); });
   co_await std::move(op);
 }
@@ -551,7 +567,7 @@ TEST_F(ActorWorkflowTest, OperationsOutsideTheRunAreRefused) {
 // A join of two branches with a step each; `fail_b` makes branch b's step fail for good.
 Task<Value> branch_step(
     ActorWorkflow* wf, WorkflowScope scope, std::string step, int* runs, bool fail) {
-  WorkflowStepConfig config{std::move(step), 0};
+  WorkflowStepConfig config = config_of(std::move(step), 0);
   auto op = wf->step(std::move(scope), config, [runs, fail] {
     return fail ? failing(runs, 100) : counted(runs, Value("done"));
   });
@@ -655,7 +671,7 @@ Task<Value> huge() {
   co_return Value(std::string(200 * 1024, 'x'));
 }
 Task<void> huge_step(ActorWorkflow* wf) {
-  auto op = wf->step({}, WorkflowStepConfig{"big"}, [] { return huge(); });
+  auto op = wf->step({}, config_of("big"), [] { return huge(); });
   co_await std::move(op);
 }
 
@@ -672,6 +688,364 @@ TEST_F(ActorWorkflowTest, AResultTooLargeToRecordFailsTheStepAtOnce) {
             std::string::npos);
   for (const auto& [k, v] : store.kv) {
     EXPECT_LE(v.size(), storage::kMaxKvValueSize);
+  }
+}
+
+// ---- rollback (sagas) ---------------------------------------------------------------------------
+
+// Undo handlers record what they undid; `fail_undo` names one that throws (once per entry in
+// *fail_undo_times), `abort_undo` one the stop cuts short.
+struct UndoLog {
+  std::vector<std::string> undone;
+  std::string fail_undo;
+  int fail_undo_times = 0;
+  std::string abort_undo;
+};
+Task<void> undo(UndoLog* log, std::string name, Value output) {
+  if (name == log->abort_undo) {
+    log->abort_undo.clear();
+    throw_aborted();
+  }
+  if (name == log->fail_undo && log->fail_undo_times > 0) {
+    --log->fail_undo_times;
+    throw std::runtime_error("cannot undo " + name);
+  }
+  log->undone.push_back(name + "=" + output.as_string());
+  co_return;
+}
+WorkflowStepConfig undoable(std::string name, UndoLog* log) {
+  WorkflowStepConfig config = config_of(name, 0);
+  config.rollback = [log, name](Value output) {
+    return undo(log, name, std::move(output));
+  };
+  return config;
+}
+Task<Value> throwing(int* runs, bool rollback_error) {
+  ++*runs;
+  if (rollback_error) {
+    throw ActorError(Error{"workflow", "rollback", "out of stock", std::nullopt, true});
+  }
+  throw std::runtime_error("payment declined");
+}
+
+// checkpoint; a (undo); b (no undo); loop "l" whose iteration 0 runs c (undo) and then the
+// failing step; the failure rolls back c, then a.
+Task<WorkflowLoopTurn> saga_turn(
+    ActorWorkflow* wf, WorkflowScope scope, int* runs, UndoLog* log, bool rollback_error) {
+  auto c = wf->step(scope, undoable("c", log), [runs] { return counted(runs, Value("C")); });
+  co_await std::move(c);
+  WorkflowStepConfig failing_config = config_of("charge", 3, 1ms, 1ms);
+  auto f = wf->step(scope, failing_config,
+                    [runs, rollback_error] { return throwing(runs, rollback_error); });
+  co_await std::move(f);
+  co_return WorkflowLoopTurn{true, Value()};
+}
+Task<void> saga(ActorWorkflow* wf, int* runs, UndoLog* log, bool rollback_error) {
+  auto cp = wf->rollback_checkpoint({}, "start");
+  co_await std::move(cp);
+  auto a = wf->step({}, undoable("a", log), [runs] { return counted(runs, Value("A")); });
+  co_await std::move(a);
+  auto b = wf->step({}, config_of("b"), [runs] { return counted(runs, Value("B")); });
+  co_await std::move(b);
+  auto l = wf->loop({}, "l", Value(), [=](WorkflowScope scope, Value) {
+    return saga_turn(wf, std::move(scope), runs, log, rollback_error);
+  });
+  co_await std::move(l);
+}
+
+const workflow::Entry* entry_named(const workflow::WorkflowHistory& h, const std::string& name) {
+  const auto& names = h.names();
+  for (const auto& [loc, e] : h.entries()) {
+    auto parsed = workflow::location::parse(loc);
+    if (!parsed || parsed->empty()) {
+      continue;
+    }
+    if (const auto* n = std::get_if<workflow::location::NameSegment>(&parsed->back());
+        n != nullptr && n->name < names.size() && names[n->name] == name) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+TEST_F(ActorWorkflowTest, AFailedWorkflowUndoesItsCompletedStepsLatestFirst) {
+  int runs = 0;
+  UndoLog log;
+  std::vector<Value> events;
+  auto on_error = [&](Value e) -> Task<void> {
+    events.push_back(std::move(e));
+    return nothing();
+  };
+  auto body = [&](WorkflowScope) {
+    return saga(wf.get(), &runs, &log, true);
+  };
+  EXPECT_EQ(run(body, on_error), nullptr);
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+  EXPECT_EQ(runs, 4) << "a, b, c, then the step asking for the rollback: not retried";
+  EXPECT_EQ(log.undone, (std::vector<std::string>{"c=C", "a=A"}));
+  ASSERT_EQ(events.size(), 1u) << "the step's event only";
+  EXPECT_EQ(*events[0].find("step")->find("error")->find("name"), Value("RollbackError"));
+  ASSERT_NE(entry_named(wf->history(), "a"), nullptr);
+  EXPECT_TRUE(entry_named(wf->history(), "a")->rollback_completed_at);
+  EXPECT_FALSE(entry_named(wf->history(), "b")->rollback_completed_at);
+  const auto* cp = entry_named(wf->history(), "start");
+  ASSERT_NE(cp, nullptr);
+  EXPECT_EQ(cp->kind, workflow::EntryKind::kRollbackCheckpoint);
+  EXPECT_EQ(cp->checkpoint, "start");
+
+  // Durable: a restart finds it failed and undoes nothing again.
+  restart();
+  EXPECT_EQ(run(body, on_error), nullptr);
+  EXPECT_EQ(runs, 4);
+  EXPECT_EQ(log.undone.size(), 2u);
+  EXPECT_TRUE(entry_named(wf->history(), "c")->rollback_completed_at);
+}
+
+TEST_F(ActorWorkflowTest, AFailingUndoLeavesItRollingBackAndTheNextStartGoesOn) {
+  int runs = 0;
+  UndoLog log;
+  log.fail_undo = "c";
+  log.fail_undo_times = 1;
+  std::vector<Value> events;
+  auto on_error = [&](Value e) -> Task<void> {
+    events.push_back(std::move(e));
+    return nothing();
+  };
+  auto body = [&](WorkflowScope) {
+    return saga(wf.get(), &runs, &log, false);
+  };
+  EXPECT_EQ(run(body, on_error), nullptr);
+  EXPECT_EQ(runs, 3 + 4) << "the failing step ran with its 3 retries";
+  EXPECT_EQ(state(), workflow::WorkflowState::kRollingBack);
+  EXPECT_TRUE(log.undone.empty()) << "a waits until c is undone";
+  ASSERT_FALSE(events.empty());
+  const auto* rollback = events.back().find("rollback");
+  ASSERT_NE(rollback, nullptr);
+  EXPECT_EQ(*rollback->find("stepName"), Value("c"));
+  EXPECT_EQ(*entry_named(wf->history(), "c")->rollback_error, "Error: cannot undo c");
+
+  // The next start resumes the rollback, not the workflow.
+  restart();
+  EXPECT_EQ(run(body, on_error), nullptr);
+  EXPECT_EQ(runs, 7) << "no step ran again";
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+  EXPECT_EQ(log.undone, (std::vector<std::string>{"c=C", "a=A"}));
+  EXPECT_FALSE(entry_named(wf->history(), "c")->rollback_error);
+}
+
+TEST_F(ActorWorkflowTest, AStopDuringTheRollbackUndoesNothingTwice) {
+  int runs = 0;
+  UndoLog log;
+  log.abort_undo = "a";
+  auto body = [&](WorkflowScope) {
+    return saga(wf.get(), &runs, &log, true);
+  };
+  EXPECT_EQ(code_of(run(body)), "actor.aborted");
+  EXPECT_EQ(state(), workflow::WorkflowState::kRollingBack);
+  EXPECT_EQ(log.undone, (std::vector<std::string>{"c=C"}));
+
+  restart();
+  EXPECT_EQ(run(body), nullptr);
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
+  EXPECT_EQ(log.undone, (std::vector<std::string>{"c=C", "a=A"})) << "c was not undone twice";
+}
+
+Task<void> undo_without_checkpoint(ActorWorkflow* wf, int* runs, UndoLog* log) {
+  auto a = wf->step({}, undoable("a", log), [runs] { return counted(runs, Value("A")); });
+  co_await std::move(a);
+}
+
+TEST_F(ActorWorkflowTest, AnUndoHandlerWithoutACheckpointIsRefused) {
+  int runs = 0;
+  UndoLog log;
+  std::vector<Value> events;
+  auto on_error = [&](Value e) -> Task<void> {
+    events.push_back(std::move(e));
+    return nothing();
+  };
+  EXPECT_EQ(
+      run([&](WorkflowScope) { return undo_without_checkpoint(wf.get(), &runs, &log); }, on_error),
+      nullptr);
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(state(), workflow::WorkflowState::kFailed) << "failed without a rollback";
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0]
+                .find("workflow")
+                ->find("error")
+                ->find("message")
+                ->as_string()
+                .find("rollback checkpoint"),
+            std::string::npos);
+}
+
+Task<void> ephemeral_then_durable(ActorWorkflow* wf, int* runs) {
+  WorkflowStepConfig quick = config_of("quick");
+  quick.ephemeral = true;
+  auto a = wf->step({}, quick, [runs] { return counted(runs, Value(1)); });
+  co_await std::move(a);
+  auto b = wf->step({}, config_of("durable"), [runs] { return counted(runs, Value(2)); });
+  co_await std::move(b);
+}
+
+TEST_F(ActorWorkflowTest, EphemeralStepsAreWrittenWithTheNextWrite) {
+  int runs = 0;
+  auto body = [&](WorkflowScope) {
+    return ephemeral_then_durable(wf.get(), &runs);
+  };
+  const int before = saves;
+  EXPECT_EQ(run(body), nullptr);
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(saves - before, 2) << "the durable step's write and the completion's, none for the "
+                                  "ephemeral step";
+  EXPECT_EQ(entry_keys(), 2u) << "its record went out with the next write";
+
+  // And it replays like any step.
+  store.kv.erase(workflow::keys::meta_key());
+  restart();
+  EXPECT_EQ(run(body), nullptr);
+  EXPECT_EQ(runs, 2);
+}
+
+// ---- a crash at every write ---------------------------------------------------------------------
+// The process dies at write n (that write and everything after it never reach storage), for
+// every n a clean run makes; the next start runs the workflow to its end. Each step's effect is
+// state of the actor, written with the step's record: every step and every undo must take effect
+// exactly once, whatever write the crash hit.
+
+class CrashingWorkflowTest : public ActorWorkflowTest {
+ protected:
+  Task<Result<void>> workflow_save() override {
+    ++saves;
+    if (crash_at != 0 && saves >= crash_at) {
+      // Dead: nothing more is written; the run ends as a stop would.
+      co_return fail(Error{"actor", "aborted", "crashed", std::nullopt, true});
+    }
+    storage::ActorWrite write;
+    wf->take_changes(write);
+    storage::apply_kv(store.kv, write.kv);
+    durable = pending;
+    co_return Result<void>{};
+  }
+  void crash_and_restart() {
+    pending = durable;  // memory is lost
+    crash_at = 0;
+    saves = 0;
+    restart();
+  }
+
+  std::map<std::string, int> pending;  // the actor's state in memory
+  std::map<std::string, int> durable;  // what storage has
+  int crash_at = 0;
+};
+
+Task<Value> effect(std::map<std::string, int>* state, std::string name, int delta) {
+  (*state)[name] += delta;
+  co_return Value(name);
+}
+Task<void> undo_effect(std::map<std::string, int>* state, std::string name) {
+  (*state)[name] -= 1;
+  (*state)["undo " + name] += 1;
+  co_return;
+}
+WorkflowStepConfig undoable_effect(std::string name, std::map<std::string, int>* state) {
+  WorkflowStepConfig config = config_of(name, 0);
+  config.rollback = [state, name](Value) {
+    return undo_effect(state, name);
+  };
+  return config;
+}
+Task<Value> failing_effect(std::map<std::string, int>* state) {
+  (*state)["attempts"] += 1;
+  throw std::runtime_error("declined");
+  co_return Value{};
+}
+Task<WorkflowLoopTurn> mixed_turn(ActorWorkflow* wf,
+                                  WorkflowScope scope,
+                                  Value st,
+                                  std::map<std::string, int>* state) {
+  const auto n = st.as_int();
+  auto op = wf->step(scope, config_of("tick"),
+                     [state, n] { return effect(state, "tick " + std::to_string(n), 1); });
+  co_await std::move(op);
+  co_return WorkflowLoopTurn{n + 1 >= 3, Value(n + 1)};
+}
+Task<Value> branch_effect(ActorWorkflow* wf,
+                          WorkflowScope scope,
+                          std::map<std::string, int>* state,
+                          std::string name) {
+  auto op = wf->step(scope, config_of("work"), [state, name] { return effect(state, name, 1); });
+  co_return co_await std::move(op);
+}
+/// Every kind of operation, then (with `fail`) a failing step and the rollback.
+Task<void> mixed(ActorWorkflow* wf, std::map<std::string, int>* state, bool fail) {
+  auto cp = wf->rollback_checkpoint({}, "cp");
+  co_await std::move(cp);
+  auto a = wf->step({}, undoable_effect("a", state), [state] { return effect(state, "a", 1); });
+  co_await std::move(a);
+  WorkflowStepConfig quick = config_of("quick");
+  quick.ephemeral = true;
+  auto q = wf->step({}, quick, [state] { return effect(state, "quick", 1); });
+  co_await std::move(q);
+  auto l = wf->loop({}, "l", Value(0), [=](WorkflowScope scope, Value st) {
+    return mixed_turn(wf, std::move(scope), std::move(st), state);
+  });
+  co_await std::move(l);
+  auto s = wf->sleep({}, "nap", std::nullopt, 50ms);
+  co_await std::move(s);
+  std::vector<detail::WorkflowBranch> branches;
+  branches.push_back({"x", [=](WorkflowScope sc) {
+                        return branch_effect(wf, std::move(sc), state, "x");
+                      }});
+  branches.push_back({"y", [=](WorkflowScope sc) {
+                        return branch_effect(wf, std::move(sc), state, "y");
+                      }});
+  auto j = wf->join({}, "both", std::move(branches));
+  co_await std::move(j);
+  auto v = wf->get_version({}, "v", 2);
+  co_await std::move(v);
+  auto b = wf->step({}, undoable_effect("b", state), [state] { return effect(state, "b", 1); });
+  co_await std::move(b);
+  if (fail) {
+    auto f = wf->step({}, config_of("pay", 0), [state] { return failing_effect(state); });
+    co_await std::move(f);
+  }
+}
+
+TEST_F(CrashingWorkflowTest, ACrashAtAnyWriteLosesNothingAndRepeatsNothing) {
+  for (bool fail : {false, true}) {
+    SCOPED_TRACE(fail ? "failing and rolling back" : "completing");
+    auto body = [&](WorkflowScope) {
+      return mixed(wf.get(), &pending, fail);
+    };
+    // A clean run: how many writes it makes, and the state it ends with.
+    store.kv.clear();
+    durable.clear();
+    crash_and_restart();
+    ASSERT_EQ(run(body), nullptr);
+    const int writes = saves;
+    const auto expected = durable;
+    ASSERT_GE(writes, 8);
+    EXPECT_EQ(state(),
+              fail ? workflow::WorkflowState::kFailed : workflow::WorkflowState::kCompleted);
+    for (int n = 1; n <= writes; ++n) {
+      SCOPED_TRACE("crash at write " + std::to_string(n));
+      store.kv.clear();
+      durable.clear();
+      crash_and_restart();
+      crash_at = n;
+      EXPECT_EQ(code_of(run(body)), "actor.aborted");
+      crash_and_restart();
+      EXPECT_EQ(run(body), nullptr);
+      // A crash after the failing step's attempt and before its record lets it run again: an
+      // attempt is not an effect the workflow promises once (docs/workflows.md).
+      auto got = durable;
+      auto want = expected;
+      got.erase("attempts");
+      want.erase("attempts");
+      EXPECT_EQ(got, want);
+      EXPECT_EQ(state(),
+                fail ? workflow::WorkflowState::kFailed : workflow::WorkflowState::kCompleted);
+    }
   }
 }
 
