@@ -1,6 +1,7 @@
 // Engine mode, failures: two rivetkit-cpp processes in pool "default" of one rivet-engine
 // 2.3.19 (SIGKILL of one: its actors come back on the other with their acknowledged state, and
-// their queued messages with their delivery counts; a graceful stop of one: its actors move to
+// their queued messages with their delivery counts, a workflow resumed without repeating a
+// recorded step; a graceful stop of one: its actors move to
 // the other), and the engine restarted (SIGTERM, then
 // SIGKILL) under a running runtime, which reconnects while actors keep working.
 // These scenarios do not depend on the client's encoding: they run with bare only (the other
@@ -13,7 +14,7 @@
 // that may fail while the system recovers are retried until a bound (eventually()).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ENCODING, suiteTimeout, uniqueKey, withTimeout, waitFor, disposeClient } from "../lib/server.mjs";
+import { ENCODING, driverFixturePath, suiteTimeout, uniqueKey, withTimeout, waitFor, disposeClient } from "../lib/server.mjs";
 import { useEngine, eventually, waitServerEvent, fixtureEvents } from "../lib/engine-suite.mjs";
 import { watchConn, disposeConn } from "../lib/lifecycle.mjs";
 
@@ -33,8 +34,8 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 			const conns = [];
 			const clients = [];
 			const ctx = {
-				async start(name) {
-					const s = await env.startServer({ name });
+				async start(name, opts = {}) {
+					const s = await env.startServer({ name, ...opts });
 					servers.push(s);
 					return s;
 				},
@@ -162,6 +163,29 @@ describe(`engine mode: failover and engine restart [${ENCODING}]`, { skip, timeo
 		await h.send("late", 6);
 		const next = await h.take("late");
 		assert.ok(next.id > taken.id, `ids go on after the failover (${next.id} > ${taken.id})`);
+	}));
+
+	it("a workflow fails over: SIGKILL of its process, the other process resumes it without running a recorded step twice", T, scenario(async (ctx) => {
+		// The driver fixture's workflowCounterActor: a loop of one step (runCount += 1, appended
+		// to history) and a 25 ms durable sleep per iteration.
+		const A = await ctx.start("A", { binary: driverFixturePath() });
+		const client = ctx.client();
+		const key = [uniqueKey("fo-wf")];
+		const before = await waitFor(async () => {
+			const s = await client.workflowCounterActor.getOrCreate(key).getState();
+			return s.runCount >= 3 ? s : null;
+		}, { timeout: 30_000, interval: 50, what: "three iterations on A" });
+		await ctx.start("B", { binary: driverFixturePath() });
+		A.kill();
+		await withTimeout(A.exited, 10_000, "A to exit after SIGKILL");
+		const after = await eventually(() => client.workflowCounterActor.getOrCreate(key).getState(), {
+			accept: (s) => s.runCount >= before.runCount + 3,
+			timeout: RECOVERY_MS,
+			what: "the workflow resumed on B for three more iterations",
+		});
+		assert.deepEqual(after.history, Array.from({ length: after.history.length }, (_, i) => i + 1),
+			`each recorded step ran exactly once across the failover: ${JSON.stringify(after.history)}`);
+		assert.ok(after.history.length >= before.history.length, "no acknowledged iteration lost");
 	}));
 
 	it("graceful stop (SIGTERM) of one of two processes: its actors move to the other with their state", T, scenario(async (ctx) => {
