@@ -36,6 +36,21 @@ tl::unexpected<Error> corrupt(std::string what) {
                     "Workflow history is unreadable: " + std::move(what), std::nullopt, false});
 }
 
+/// A record written by a newer runtime (a format this one does not know) is refused: replaying
+/// a history this runtime reads wrongly would diverge or repeat steps.
+Result<void> check_format(const Value& record) {
+  const auto* v = record.find("v");
+  if (v != nullptr && v->is_int() && v->as_int() > kFormat) {
+    return fail(Error{
+        "workflow", "history_version",
+        "Workflow history was written in format " + std::to_string(v->as_int())
+            + ", newer than this runtime reads (" + std::to_string(kFormat)
+            + "): run it with the runtime version that wrote it",
+        Value::object({{"format", Value(v->as_int())}, {"supported", Value(kFormat)}}), false});
+  }
+  return {};
+}
+
 template <class E, std::size_t N>
 std::optional<E> from_name(const std::array<std::string_view, N>& names, std::string_view name) {
   for (std::size_t i = 0; i < N; ++i) {
@@ -208,6 +223,9 @@ Result<Entry> decode_entry(std::string_view bytes) {
   if (!decoded || !decoded->is_object()) {
     return corrupt("an entry is not a record");
   }
+  if (auto format = check_format(*decoded); !format) {
+    return fail(format.error());
+  }
   const Value& v = *decoded;
   Entry e;
   auto id = string_of(v.find("id"));
@@ -289,6 +307,9 @@ Result<WorkflowRecord> decode_record(std::string_view bytes) {
   auto decoded = decode_stored(std::string(bytes));
   if (!decoded || !decoded->is_object()) {
     return corrupt("the workflow record is not a record");
+  }
+  if (auto format = check_format(*decoded); !format) {
+    return fail(format.error());
   }
   WorkflowRecord r;
   auto state = string_of(decoded->find("state"));

@@ -8,6 +8,7 @@
 
 #include "core/workflow/actor_workflow.hpp"
 
+#include "core/actor/stored_value.hpp"
 #include "memory_kv.hpp"
 #include <rivetkit/error.hpp>
 
@@ -1078,6 +1079,12 @@ TEST(WorkflowHistoryTest, RecordsRoundTripAndCorruptionIsAnError) {
   auto r = h.load(stored);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "history_corrupt");
+  // A record from a newer format is refused, naming both formats.
+  auto newer = workflow::decode_record(
+      encode_stored(Value::object({{"v", Value(2)}, {"state", Value("running")}})));
+  ASSERT_FALSE(newer);
+  EXPECT_EQ(newer.error().code, "history_version");
+  EXPECT_NE(newer.error().message.find("format 2"), std::string::npos);
   workflow::WorkflowHistory gap;
   EXPECT_FALSE(gap.load({{workflow::keys::name_key(1), "b"}})) << "a name registry with a gap";
 }
