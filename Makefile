@@ -53,6 +53,8 @@ fuzz: deps
 bench: configure node-deps
 	cmake --build $(BUILD_DIR) --target rivetkit_bench_server rivetkit_bench_floor rivetkit_bench_loadgen -j $(JOBS)
 	$(NODE) bench/run.mjs --build-dir $(BUILD_DIR) $(if $(filter-out 0 no false,$(QUICK)),--quick) $(BENCH_ARGS)
+	$(NODE) bench/sqlite.mjs --build-dir $(BUILD_DIR) $(if $(filter-out 0 no false,$(QUICK)),--rows 500)
+	$(NODE) bench/workflow.mjs --build-dir $(BUILD_DIR) $(if $(filter-out 0 no false,$(QUICK)),--steps 300 --waiting 500)
 
 bench-scale: configure node-deps
 	cmake --build $(BUILD_DIR) --target rivetkit_bench_server -j $(JOBS)

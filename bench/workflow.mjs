@@ -10,17 +10,23 @@
 //                 answer, client-side ms
 //   wake-0        the same for a `wf` actor (a loop with nothing recorded before its wait): the
 //                 wake alone, for comparison
+//   waiting-N     N `wf` actors (default 1,000), each started and left parked in its workflow's
+//                 queue wait until its idle timeout (30 s) puts it to sleep: the runtime
+//                 process's resident memory and (local mode) the data directory's size after, per
+//                 actor, over a baseline taken before (a waiting workflow should cost only disk)
 // Sends go to handles by actor id (a getOrCreate handle resolves the key on every send).
 // Only ratios within one run mean anything on a shared machine.
 //
-// Usage: node bench/workflow.mjs [--steps 1000] [--build-dir build/release]
+// Usage: node bench/workflow.mjs [--steps 1000] [--waiting 1000] [--build-dir build/release]
 //          [--systems local,engine,official] [--out bench/results] [--no-write]
+//          [--keep] (keep the processes' logs and data)
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient } from "rivetkit/client";
+import { diskKiB, rssKiB } from "./lib/proc.mjs";
 import { killAllNow, measureEach } from "./lib/systems.mjs";
 
 process.env.RIVET_LOG_LEVEL ??= "error";
@@ -30,6 +36,7 @@ const arg = (name, dflt) => {
   return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : dflt;
 };
 const steps = Number(arg("--steps", 1000));
+const waiting = Number(arg("--waiting", 1000));
 const buildDir = resolve(root, arg("--build-dir", "build/release"));
 const systems = arg("--systems", "local,engine,official").split(",").filter(Boolean);
 
@@ -96,6 +103,20 @@ async function measure(name, sys) {
     t = performance.now();
     completed(await one.send("runs", { steps: 0 }, WAIT), "wake-0");
     out.wake0 = performance.now() - t;
+
+    if (waiting > 0) {
+      const pid = sys.pids?.server;
+      const rss0 = pid ? rssKiB(pid) : undefined;
+      const disk0 = sys.dataDir ? diskKiB(sys.dataDir) : undefined;
+      const keys = Array.from({ length: waiting }, (_, i) => `wait-${i}-${stamp}`);
+      for (let i = 0; i < keys.length; i += 32) {
+        // count() starts the actor: its workflow runs to its queue wait and parks there.
+        await Promise.all(keys.slice(i, i + 32).map((k) => client.wf.getOrCreate([k]).count()));
+      }
+      await sleep(ctx.sleepTimeoutMs + 5_000); // every one asleep by its idle timeout
+      if (rss0 !== undefined) out.waitingRss = (rssKiB(pid) - rss0) / waiting;
+      if (disk0 !== undefined) out.waitingDisk = (diskKiB(sys.dataDir) - disk0) / waiting;
+    }
   } finally {
     await client.dispose();
   }
@@ -106,7 +127,7 @@ const results = await measureEach(ctx, systems, "bench-workflow", measure);
 
 const by = Object.fromEntries(results.map((r) => [r.name, r]));
 const fmt = (v) => (v === undefined ? "-" : v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(1));
-const ratio = (a, b) => (a && b ? `${(a / b).toFixed(2)}x` : "-");
+const ratio = (a, b) => (a > 0 && b > 0 ? `${(a / b).toFixed(2)}x` : "-");
 const lines = [];
 lines.push(`# Durable workflows: rivetkit-cpp vs the official runtime`);
 lines.push("");
@@ -119,6 +140,8 @@ for (const [key, label, higherBetter] of [
   ["steps64", "steps/s, 64 actors x 50 steps (client wall time)", true],
   ["resume1000", "ms to wake and answer with 1,000 recorded entries", false],
   ["wake0", "ms to wake and answer with nothing recorded before the wait", false],
+  ["waitingRss", `runtime RSS KiB per actor, ${waiting} actors asleep in a workflow wait`, false],
+  ["waitingDisk", `disk KiB per actor, the same (local mode's data directory)`, false],
 ]) {
   const e = by.engine?.[key];
   const o = by.official?.[key];
@@ -136,4 +159,5 @@ if (!process.argv.includes("--no-write")) {
   const stamp = new Date().toISOString().slice(0, 16).replace(/:/g, "");
   writeFileSync(join(dir, `${stamp}-workflow.md`), report);
 }
-rmSync(ctx.workDir, { recursive: true, force: true });
+if (process.argv.includes("--keep")) console.error(`[bench-workflow] logs and data kept in ${ctx.workDir}`);
+else rmSync(ctx.workDir, { recursive: true, force: true });

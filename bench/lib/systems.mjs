@@ -203,7 +203,7 @@ export async function startFloor(ctx) {
 function cppEnv(ctx, extra = {}) {
   return {
     ...process.env,
-    RIVET_LOG_LEVEL: "warn",
+    RIVET_LOG_LEVEL: process.env.RIVETKIT_BENCH_LOG_LEVEL ?? "warn",
     RIVETKIT_MAX_INCOMING_MESSAGE_SIZE: "1048576",
     RIVETKIT_MAX_OUTGOING_MESSAGE_SIZE: "1048576",
     BENCH_SLEEP_TIMEOUT_MS: String(ctx.sleepTimeoutMs),
