@@ -3,7 +3,6 @@
 #include "engine/kv_commit_journal.hpp"
 #include "engine/record_codec.hpp"
 #include "util/log.hpp"
-#include "util/metrics.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -16,9 +15,7 @@ namespace {
 
 constexpr char kRecordPrefix = '\x01';
 constexpr std::size_t kChunkBytes = 120 * 1024;  // engine limit: 128 KiB per value
-using journal::kMaxKeysPerRequest;               // engine limits (envoy-protocol.md §4.8)
-using journal::kMaxPutBytes;
-constexpr std::uint64_t kListPage = 16384;  // the engine's default list limit
+using journal::kMaxPutBytes;                     // engine limit (envoy-protocol.md §4.8)
 
 std::string be32(std::uint32_t v) {
   std::string s(4, '\0');
@@ -67,42 +64,12 @@ KvActorStore::KvActorStore(std::shared_ptr<EngineKv> link,
       actor_id_(std::move(actor_id)),
       generation_(generation),
       input_(std::move(input)),
-      on_conns_durable_(std::move(on_conns_durable)) {}
-
-Task<Result<void>> KvActorStore::recover_journals() {
-  storage::KvQuery query;
-  query.prefix = std::string(1, journal::kJournalPrefix);
-  auto list_op = kv_list(std::move(query));
-  auto listed = co_await std::move(list_op);
-  if (!listed) {
-    co_return fail(listed.error());
-  }
-  if (listed->empty()) {
-    co_return Result<void>{};
-  }
-  auto found = journal::complete_journals(*listed, generation_);
-  if (!found) {
-    co_return fail(found.error());
-  }
-  for (auto& j : *found) {
-    log::info("actor {}: re-applying the commit journal of generation {}", actor_id_, j.generation);
-    auto requests = journal::apply_requests(std::move(j.writes));
-    for (auto& request : requests) {
-      auto op = send(std::move(request));
-      if (auto r = co_await std::move(op); !r) {
-        co_return r;
-      }
-    }
-  }
-  auto [start, end] = journal::journal_range_through(generation_);
-  auto del_op = send(envoy::KvDeleteRangeRequest{std::move(start), std::move(end)});
-  auto deleted = co_await std::move(del_op);
-  co_return deleted;
-}
+      on_conns_durable_(std::move(on_conns_durable)),
+      kv_(link_, actor_id_, generation) {}
 
 Task<Result<storage::PersistedActor>> KvActorStore::load() {
   // A commit a crash cut short past its commit point is finished first: what follows reads it.
-  auto recover_op = recover_journals();
+  auto recover_op = kv_.recover();
   if (auto recovered = co_await std::move(recover_op); !recovered) {
     co_return fail(recovered.error());
   }
@@ -186,158 +153,26 @@ Task<Result<void>> KvActorStore::commit(storage::ActorWrite write) {
   write.kv = storage::KvBatch{};
   const bool record_changed = !write.empty();
   apply_write(current_, write);
-  auto op = write_kv(kv, record_changed);
-  auto done = co_await std::move(op);
-  if (done && !tunneled.empty()) {
-    on_conns_durable_(std::move(tunneled));
-  }
-  co_return done;
-}
-
-Task<Result<void>> KvActorStore::send(envoy::KvRequestData request) {
-  const auto start = std::chrono::steady_clock::now();
-  auto op = link_->kv(actor_id_, std::move(request));
-  auto r = co_await std::move(op);
-  metrics::runtime().engine_kv_write.get().observe(static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count()));
-  if (!r) {
-    co_return fail(r.error());
-  }
-  if (const auto* err = std::get_if<envoy::KvErrorResponse>(&*r)) {
-    co_return fail(storage_error("kv_error", "The engine refused a KV write: " + err->message));
-  }
-  co_return Result<void>{};
-}
-
-Task<Result<void>> KvActorStore::write_kv(const storage::KvBatch& batch, bool record_changed) {
-  journal::Writes writes = batch.normalized();
   if (record_changed) {
+    // The record goes in the same atomic write as the KV batch.
     auto built = record_put();
     if (!built) {
       co_return fail(built.error());
     }
     for (std::size_t i = 0; i < built->keys.size(); ++i) {
-      writes.puts.push_back(
-          storage::KvEntry{std::move(built->keys[i]), std::move(built->values[i])});
+      kv.put(std::move(built->keys[i]), std::move(built->values[i]));
     }
   }
-  auto requests = journal::apply_requests(writes);
-  const bool journaled = requests.size() > 1;
-  if (journaled) {
-    // Not one request: the journal first, so that a crash at any point leaves all or nothing.
-    auto puts = journal::journal_puts(writes, generation_, ++journal_seq_);
-    for (auto& put : puts) {
-      auto op = send(std::move(put));
-      if (auto r = co_await std::move(op); !r) {
-        co_return r;
-      }
-    }
+  auto op = kv_.write(std::move(kv));
+  auto done = co_await std::move(op);
+  if (done && record_changed) {
+    auto drop_op = drop_older_generations();
+    co_await std::move(drop_op);
   }
-  writes = journal::Writes{};
-  for (auto& request : requests) {
-    auto op = send(std::move(request));
-    if (auto r = co_await std::move(op); !r) {
-      co_return r;
-    }
+  if (done && !tunneled.empty()) {
+    on_conns_durable_(std::move(tunneled));
   }
-  if (journaled) {
-    auto [start, end] = journal::journal_range_of(generation_);
-    auto op = send(envoy::KvDeleteRangeRequest{std::move(start), std::move(end)});
-    if (auto r = co_await std::move(op); !r) {
-      co_return r;
-    }
-  }
-  if (record_changed) {
-    auto op = drop_older_generations();
-    co_await std::move(op);
-  }
-  co_return Result<void>{};
-}
-
-Task<Result<std::vector<std::optional<std::string>>>> KvActorStore::kv_get(
-    std::vector<std::string> keys) {
-  std::vector<std::optional<std::string>> out(keys.size());
-  for (std::size_t i = 0; i < keys.size(); i += kMaxKeysPerRequest) {
-    envoy::KvGetRequest get;
-    const std::size_t last = std::min(keys.size(), i + kMaxKeysPerRequest);
-    get.keys.assign(keys.begin() + static_cast<std::ptrdiff_t>(i),
-                    keys.begin() + static_cast<std::ptrdiff_t>(last));
-    auto op = link_->kv(actor_id_, std::move(get));
-    auto r = co_await std::move(op);
-    if (!r) {
-      co_return fail(r.error());
-    }
-    if (const auto* err = std::get_if<envoy::KvErrorResponse>(&*r)) {
-      co_return fail(storage_error("kv_error", "The engine refused a KV read: " + err->message));
-    }
-    const auto* resp = std::get_if<envoy::KvGetResponse>(&*r);
-    if (resp == nullptr || resp->keys.size() != resp->values.size()) {
-      co_return fail(storage_error("kv_unexpected", "Unexpected answer to a KV get"));
-    }
-    // Only the keys that exist come back: match them by key (a key may be asked twice).
-    std::map<std::string_view, const std::string*> found;
-    for (std::size_t k = 0; k < resp->keys.size(); ++k) {
-      found.emplace(resp->keys[k], &resp->values[k]);
-    }
-    for (std::size_t j = i; j < last; ++j) {
-      if (auto it = found.find(keys[j]); it != found.end()) {
-        out[j] = *it->second;
-      }
-    }
-  }
-  co_return out;
-}
-
-Task<Result<std::vector<storage::KvEntry>>> KvActorStore::kv_list(storage::KvQuery query) {
-  std::vector<storage::KvEntry> out;
-  std::string start = query.prefix ? *query.prefix : query.start;
-  std::optional<std::string> end = query.prefix ? storage::prefix_end(*query.prefix) : query.end;
-  if ((end && start >= *end) || query.limit == std::uint64_t{0}) {
-    co_return out;
-  }
-  if (!end) {
-    // Every key from start on, but the one made of 2046 0xff bytes (the engine takes no longer
-    // range key); no namespace of kv.hpp starts with 0xff.
-    end = std::string(kv_max_key_size(), '\xff');
-  }
-  const std::uint64_t limit = query.limit.value_or(UINT64_MAX);
-  // Pages of at most 16,384 (the engine's default), until the limit or the range is exhausted.
-  while (out.size() < limit) {
-    const std::uint64_t page = std::min<std::uint64_t>(kListPage, limit - out.size());
-    envoy::KvListRequest list;
-    list.query = envoy::KvListRangeQuery{start, *end, true};
-    list.reverse = query.reverse;
-    list.limit = page;
-    auto op = link_->kv(actor_id_, std::move(list));
-    auto r = co_await std::move(op);
-    if (!r) {
-      co_return fail(r.error());
-    }
-    if (const auto* err = std::get_if<envoy::KvErrorResponse>(&*r)) {
-      co_return fail(storage_error("kv_error", "The engine refused a KV list: " + err->message));
-    }
-    const auto* resp = std::get_if<envoy::KvListResponse>(&*r);
-    if (resp == nullptr || resp->keys.size() != resp->values.size()) {
-      co_return fail(storage_error("kv_unexpected", "Unexpected answer to a KV list"));
-    }
-    for (std::size_t i = 0; i < resp->keys.size(); ++i) {
-      out.push_back(storage::KvEntry{resp->keys[i], resp->values[i]});
-    }
-    if (resp->keys.size() < page) {
-      break;
-    }
-    // The next page: after the last key (forward) or before it (reverse).
-    if (!query.reverse) {
-      start = resp->keys.back() + '\0';
-    } else {
-      end = resp->keys.back();
-    }
-    if (start >= *end) {
-      break;
-    }
-  }
-  co_return out;
+  co_return done;
 }
 
 Result<envoy::KvPutRequest> KvActorStore::record_put() const {
@@ -374,7 +209,7 @@ Task<Result<void>> KvActorStore::put_record() {
   if (!put) {
     co_return fail(put.error());
   }
-  auto put_op = send(std::move(*put));
+  auto put_op = kv_.send(std::move(*put));
   if (auto done = co_await std::move(put_op); !done) {
     co_return done;
   }

@@ -18,11 +18,13 @@
 //
 // The actor's ordered KV (storage/kv.hpp: user KV under 0x04, SQLite pages under 0x08) is
 // stored as is, next to the record. A commit's KV writes and the record are one set of writes:
-// sent as one request when they fit one (128 keys, 976 KiB, puts only or one kind of delete),
-// else through a commit journal (kv_commit_journal.hpp) that makes them atomic all the same.
+// one EngineActorKv write (engine_actor_kv.hpp): one request when they fit one (128 keys,
+// 976 KiB, puts only or one kind of delete), else through a commit journal
+// (kv_commit_journal.hpp) that makes them atomic all the same.
 // The commit reports durable only once every request is acknowledged. Fencing covers the record
 // only: KV writes of a stale generation are not fenced.
 
+#include "engine/engine_actor_kv.hpp"
 #include "engine/engine_kv.hpp"
 #include "storage/actor_store.hpp"
 
@@ -48,11 +50,7 @@ class KvActorStore final : public storage::ActorStore {
 
   Task<Result<storage::PersistedActor>> load() override;
   Task<Result<void>> commit(storage::ActorWrite write) override;
-  Task<Result<std::vector<std::optional<std::string>>>> kv_get(
-      std::vector<std::string> keys) override;
-  Task<Result<std::vector<storage::KvEntry>>> kv_list(storage::KvQuery query) override;
-  /// The engine counts a key as its length + 2 against 2048 bytes.
-  std::size_t kv_max_key_size() const override { return 2046; }
+  storage::ActorKv& kv_store() override { return kv_; }
 
   /// Wipes every key of the actor (used when it is destroyed at its own request).
   static Task<Result<void>> drop(std::shared_ptr<EngineKv> link, std::string actor_id);
@@ -61,10 +59,6 @@ class KvActorStore final : public storage::ActorStore {
   /// The record's put request (nullopt + error when it is too large).
   Result<envoy::KvPutRequest> record_put() const;
   Task<Result<void>> put_record();
-  Task<Result<void>> send(envoy::KvRequestData request);
-  Task<Result<void>> write_kv(const storage::KvBatch& batch, bool record_changed);
-  /// Re-applies the commit journals a crash left past their commit point, deletes the others.
-  Task<Result<void>> recover_journals();
   /// After this generation's first record write: its older generations' records go.
   Task<void> drop_older_generations();
 
@@ -76,8 +70,8 @@ class KvActorStore final : public storage::ActorStore {
   storage::PersistedActor current_;
   /// Older generations' keys still exist and are deleted after our first successful write.
   bool older_generations_ = false;
-  /// Sequence number of this store's last commit journal.
-  std::uint64_t journal_seq_ = 0;
+  /// The actor's keys (the record, the features' namespaces), with the engine's limits.
+  EngineActorKv kv_;
 };
 
 }  // namespace rivetkit::engine

@@ -350,7 +350,7 @@ Task<net::HttpResponse> kv_get_route(std::shared_ptr<LocalContext> ctx,
   auto store = ctx->store->actor_store(actor_id);
   std::vector<std::string> keys;
   keys.emplace_back(bytes->begin(), bytes->end());
-  auto read_op = store->kv_get(std::move(keys));
+  auto read_op = store->kv_store().get(std::move(keys));
   auto values = co_await std::move(read_op);
   if (!values) {
     co_return engine_error(values.error());

@@ -8,8 +8,10 @@
 // transaction/fsync (group commit).
 //
 // Under the typed records (state, connections, schedules) is the actor's ordered KV (kv.hpp);
-// features on it (user KV today) write through ActorWrite::kv and read with kv_get / kv_list.
+// features on it (user KV, queues, workflows, SQLite pages) write through ActorWrite::kv and read
+// through kv_store() (actor_kv.hpp).
 
+#include "storage/actor_kv.hpp"
 #include "storage/kv.hpp"
 #include <rivetkit/result.hpp>
 #include <rivetkit/task.hpp>
@@ -87,14 +89,9 @@ class ActorStore {
   virtual ~ActorStore() = default;
   virtual Task<Result<PersistedActor>> load() = 0;
   virtual Task<Result<void>> commit(ActorWrite write) = 0;
-
-  // The actor's ordered KV (kv.hpp). Reads see every commit that completed before they began.
-  /// The value of each key, in the order asked (nullopt: absent).
-  virtual Task<Result<std::vector<std::optional<std::string>>>> kv_get(
-      std::vector<std::string> keys) = 0;
-  virtual Task<Result<std::vector<KvEntry>>> kv_list(KvQuery query) = 0;
-  /// The longest key this store takes (bytes, any namespace prefix included).
-  virtual std::size_t kv_max_key_size() const = 0;
+  /// The actor's ordered KV (actor_kv.hpp). Its reads see every commit that completed before
+  /// they began; features write through ActorWrite::kv, atomically with the rest of a commit.
+  virtual ActorKv& kv_store() = 0;
 };
 
 }  // namespace rivetkit::storage

@@ -719,16 +719,20 @@ using ReadOp = detail::Op<ReaderConn>;
 
 class LocalStoreImpl;
 
-class ActorStoreImpl final : public ActorStore {
+// One actor's rows: its records, and its ordered KV (the actor_kv table) as its ActorKv.
+class ActorStoreImpl final : public ActorStore, public ActorKv {
  public:
   ActorStoreImpl(std::shared_ptr<LocalStoreImpl> store, std::string actor_id)
       : store_(std::move(store)), actor_id_(std::move(actor_id)) {}
   Task<Result<PersistedActor>> load() override;
   Task<Result<void>> commit(ActorWrite write) override;
-  Task<Result<std::vector<std::optional<std::string>>>> kv_get(
-      std::vector<std::string> keys) override;
-  Task<Result<std::vector<KvEntry>>> kv_list(KvQuery query) override;
-  std::size_t kv_max_key_size() const override { return kMaxKvKeySize; }
+  ActorKv& kv_store() override { return *this; }
+
+  Task<Result<std::vector<std::optional<std::string>>>> get(std::vector<std::string> keys) override;
+  Task<Result<std::vector<KvEntry>>> list(KvQuery query) override;
+  /// A commit with only the batch (the same group commit and fsync).
+  Task<Result<void>> write(KvBatch batch) override;
+  std::size_t max_key_size() const override { return kMaxKvKeySize; }
 
  private:
   std::shared_ptr<LocalStoreImpl> store_;
@@ -1439,13 +1443,19 @@ Task<Result<void>> ActorStoreImpl::commit(ActorWrite write) {
   return store_->commit_actor(actor_id_, std::move(write));
 }
 
-Task<Result<std::vector<std::optional<std::string>>>> ActorStoreImpl::kv_get(
+Task<Result<std::vector<std::optional<std::string>>>> ActorStoreImpl::get(
     std::vector<std::string> keys) {
   return store_->kv_get_actor(actor_id_, std::move(keys));
 }
 
-Task<Result<std::vector<KvEntry>>> ActorStoreImpl::kv_list(KvQuery query) {
+Task<Result<std::vector<KvEntry>>> ActorStoreImpl::list(KvQuery query) {
   return store_->kv_list_actor(actor_id_, std::move(query));
+}
+
+Task<Result<void>> ActorStoreImpl::write(KvBatch batch) {
+  ActorWrite w;
+  w.kv = std::move(batch);
+  return store_->commit_actor(actor_id_, std::move(w));
 }
 
 }  // namespace

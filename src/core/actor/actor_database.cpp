@@ -108,7 +108,7 @@ class StorePages final : public sql::PageSource {
       }
       std::vector<std::string> keys;
       keys.push_back(std::move(key));
-      auto op = store->kv_get(std::move(keys));
+      auto op = store->kv_store().get(std::move(keys));
       auto values = co_await std::move(op);
       if (!values) {
         co_return fail(values.error());
@@ -244,7 +244,7 @@ Task<Result<void>> ActorDatabase::open() {
   storage::KvQuery query;
   query.prefix = std::string(1, database_keys::kPrefix);
   query.limit = kPreloadPages + 1;
-  auto list_op = store_.kv_list(std::move(query));
+  auto list_op = store_.kv_store().list(std::move(query));
   auto listed = co_await std::move(list_op);
   if (!listed) {
     co_return fail(listed.error());

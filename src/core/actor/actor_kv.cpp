@@ -17,11 +17,11 @@ void ActorKv::check_open() const {
 Task<std::vector<std::optional<std::string>>> ActorKv::get(std::vector<std::string> keys) {
   auto hold = host_.hold();
   check_open();
-  auto mapped = user_kv::get_keys(std::move(keys), store_.kv_max_key_size());
+  auto mapped = user_kv::get_keys(std::move(keys), store_.kv_store().max_key_size());
   if (!mapped) {
     throw ActorError(mapped.error());
   }
-  auto op = store_.kv_get(std::move(*mapped));
+  auto op = store_.kv_store().get(std::move(*mapped));
   auto values = co_await std::move(op);
   if (!values) {
     log::error("KV read failed actor_id={}: {}.{}: {}", actor_id_, values.error().group,
@@ -34,11 +34,11 @@ Task<std::vector<std::optional<std::string>>> ActorKv::get(std::vector<std::stri
 Task<std::vector<std::pair<std::string, std::string>>> ActorKv::list(detail::KvList list) {
   auto hold = host_.hold();
   check_open();
-  auto query = user_kv::query(list, store_.kv_max_key_size());
+  auto query = user_kv::query(list, store_.kv_store().max_key_size());
   if (!query) {
     throw ActorError(query.error());
   }
-  auto op = store_.kv_list(std::move(*query));
+  auto op = store_.kv_store().list(std::move(*query));
   auto entries = co_await std::move(op);
   if (!entries) {
     log::error("KV list failed actor_id={}: {}.{}: {}", actor_id_, entries.error().group,
@@ -56,7 +56,7 @@ Task<std::vector<std::pair<std::string, std::string>>> ActorKv::list(detail::KvL
 Task<void> ActorKv::write(std::vector<detail::KvWrite> writes) {
   auto hold = host_.hold();
   check_open();
-  auto batch = user_kv::writes(std::move(writes), store_.kv_max_key_size());
+  auto batch = user_kv::writes(std::move(writes), store_.kv_store().max_key_size());
   if (!batch) {
     throw ActorError(batch.error());
   }
@@ -91,7 +91,7 @@ Task<Result<std::optional<std::string>>> ActorKv::runtime_get(std::string key) {
   auto hold = host_.hold();
   std::vector<std::string> keys;
   keys.push_back(std::move(key));
-  auto op = store_.kv_get(std::move(keys));
+  auto op = store_.kv_store().get(std::move(keys));
   auto values = co_await std::move(op);
   if (!values) {
     co_return fail(values.error());

@@ -159,7 +159,7 @@ ActorQueue::ActorQueue(asio::any_io_executor strand,
 Task<Result<void>> ActorQueue::load(storage::ActorStore& store) {
   storage::KvQuery query;
   query.prefix = std::string(1, queue_keys::kPrefix);
-  auto op = store.kv_list(std::move(query));
+  auto op = store.kv_store().list(std::move(query));
   auto listed = co_await std::move(op);
   if (!listed) {
     co_return fail(listed.error());

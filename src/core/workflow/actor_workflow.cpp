@@ -200,7 +200,7 @@ Task<Result<void>> ActorWorkflow::load() {
   }
   storage::KvQuery query;
   query.prefix = std::string(1, workflow::keys::kPrefix);
-  auto op = store_.kv_list(std::move(query));
+  auto op = store_.kv_store().list(std::move(query));
   auto listed = co_await std::move(op);
   if (!listed) {
     co_return fail(listed.error());

@@ -95,14 +95,7 @@ class StoreRef final : public storage::ActorStore {
   explicit StoreRef(GatedStore& s) : s_(s) {}
   Task<Result<storage::PersistedActor>> load() override { return s_.load(); }
   Task<Result<void>> commit(storage::ActorWrite w) override { return s_.commit(std::move(w)); }
-  Task<Result<std::vector<std::optional<std::string>>>> kv_get(
-      std::vector<std::string> keys) override {
-    return s_.kv_get(std::move(keys));
-  }
-  Task<Result<std::vector<storage::KvEntry>>> kv_list(storage::KvQuery q) override {
-    return s_.kv_list(std::move(q));
-  }
-  std::size_t kv_max_key_size() const override { return s_.kv_max_key_size(); }
+  storage::ActorKv& kv_store() override { return s_.kv_store(); }
 
  private:
   GatedStore& s_;

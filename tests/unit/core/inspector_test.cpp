@@ -90,7 +90,7 @@ class InspectorTest : public RuntimeHarness {
     return on_strand(inst, answer(*inst, std::move(request)));
   }
   std::optional<std::string> stored_token() {
-    auto values = run(store_->actor_store("actor-1")->kv_get({token_key()}));
+    auto values = run(store_->actor_store("actor-1")->kv_store().get({token_key()}));
     EXPECT_TRUE(values);
     return values ? values->front() : std::nullopt;
   }

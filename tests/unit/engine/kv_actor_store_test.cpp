@@ -73,7 +73,7 @@ Seen load(const std::shared_ptr<testing::MemoryEngineKv>& engine, std::uint32_t 
   }
   storage::KvQuery all;
   all.prefix = std::string(1, '\x08');
-  auto listed = run(store.kv_list(all));
+  auto listed = run(store.kv_store().list(all));
   EXPECT_TRUE(listed.has_value());
   if (listed) {
     for (auto& e : *listed) {

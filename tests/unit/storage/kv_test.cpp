@@ -125,7 +125,7 @@ class LocalKvTest : public ::testing::Test {
     ASSERT_TRUE(r) << r.error().message;
   }
   static std::vector<KvEntry> list(ActorStore& s, KvQuery q) {
-    auto r = run_sync(s.kv_list(std::move(q)));
+    auto r = run_sync(s.kv_store().list(std::move(q)));
     EXPECT_TRUE(r) << r.error().message;
     return r ? *r : std::vector<KvEntry>{};
   }
@@ -172,7 +172,7 @@ TEST_F(LocalKvTest, GetPutDeleteInBytesOrder) {
   EXPECT_EQ(keys_of(list(*a1_, range(b({1, 0xff}), std::nullopt))),
             (std::vector<std::string>{b({1, 0xff}), b({2})}));
   EXPECT_TRUE(list(*a1_, range("b", "a")).empty());
-  auto got = run_sync(a1_->kv_get({b({1}), b({9}), b({0}), b({1})}));
+  auto got = run_sync(a1_->kv_store().get({b({1}), b({9}), b({0}), b({1})}));
   ASSERT_TRUE(got);
   EXPECT_EQ(*got, (std::vector<std::optional<std::string>>{"", std::nullopt, "v" + b({0}), ""}));
 
@@ -206,9 +206,25 @@ TEST_F(LocalKvTest, KvCommitsAtomicallyWithStateAndSurvivesReopen) {
   auto loaded = run_sync(a1_->load());
   ASSERT_TRUE(loaded);
   EXPECT_EQ(loaded->state, "state-1");
-  auto got = run_sync(a1_->kv_get({"k"}));
+  auto got = run_sync(a1_->kv_store().get({"k"}));
   ASSERT_TRUE(got);
   EXPECT_EQ((*got)[0], "v");
+}
+
+TEST_F(LocalKvTest, TheActorKvWritesABatchDurablyOnItsOwn) {
+  KvBatch batch;
+  batch.put("a", "1");
+  batch.put("b", "2");
+  batch.remove("a");
+  ASSERT_TRUE(run_sync(a1_->kv_store().write(std::move(batch))));
+  store_->close();
+  store_ = open_store(dir_.path());
+  ASSERT_TRUE(store_);
+  a1_ = store_->actor_store("a1");
+  auto got = run_sync(a1_->kv_store().get({"a", "b"}));
+  ASSERT_TRUE(got);
+  EXPECT_EQ(*got, (std::vector<std::optional<std::string>>{std::nullopt, "2"}));
+  EXPECT_EQ(a1_->kv_store().max_key_size(), a2_->kv_store().max_key_size());
 }
 
 TEST_F(LocalKvTest, DestroyWipesTheKv) {
@@ -243,7 +259,7 @@ TEST(LocalKvMigration, VersionTwoFileGainsTheKvTable) {
   ActorWrite w;
   w.kv.put("k", "v");
   ASSERT_TRUE(run_sync(s->commit(std::move(w))));
-  auto got = run_sync(s->kv_get({"k"}));
+  auto got = run_sync(s->kv_store().get({"k"}));
   ASSERT_TRUE(got);
   EXPECT_EQ((*got)[0], "v");
   auto ok = run_sync(store->verify_consistency_for_test());
