@@ -620,12 +620,8 @@ class WorkflowContext {
   /// active step context).
   template <class R, class U>
   static Task<void> run_undo(detail::ActorApi* api, U undo, Value output) {
-    auto active = std::make_shared<bool>(true);
-    struct End {
-      std::shared_ptr<bool> active;
-      ~End() { *active = false; }
-    } end{active};
-    auto c = detail::Access::make<StepContext<Types>>(api, active);
+    StepScope scope(api);
+    auto& c = scope.context;
     if constexpr (std::is_void_v<R>) {
       auto op = detail::call_async(undo, c);
       co_await std::move(op);
@@ -635,15 +631,22 @@ class WorkflowContext {
     }
   }
 
+  /// A step's context, ended with the scope, whatever way the step ends.
+  struct StepScope {
+    explicit StepScope(detail::ActorApi* api)
+        : active(std::make_shared<bool>(true)),
+          context(detail::Access::make<StepContext<Types>>(api, active)) {}
+    StepScope(const StepScope&) = delete;
+    StepScope& operator=(const StepScope&) = delete;
+    ~StepScope() { *active = false; }
+    std::shared_ptr<bool> active;
+    StepContext<Types> context;
+  };
+
   template <class R, class F>
   static Task<Value> run_step(detail::ActorApi* api, F f) {
-    auto active = std::make_shared<bool>(true);
-    // The step's context ends with the step, whatever way it ends.
-    struct End {
-      std::shared_ptr<bool> active;
-      ~End() { *active = false; }
-    } end{active};
-    auto c = detail::Access::make<StepContext<Types>>(api, active);
+    StepScope scope(api);
+    auto& c = scope.context;
     // (each operation in a variable before its co_await: GCC 12 mishandles temporaries there)
     auto op = detail::call_async(f, c);
     if constexpr (std::is_void_v<R>) {

@@ -88,6 +88,14 @@ Task<Value> aborting() {
   co_return Value{};
 }
 
+/// An on_error hook that keeps every event in `events`.
+std::function<Task<void>(Value)> collect(std::vector<Value>& events) {
+  return [&events](Value e) -> Task<void> {
+    events.push_back(std::move(e));
+    return nothing();
+  };
+}
+
 class ActorWorkflowTest : public ::testing::Test, public ActorWorkflow::Host {
  protected:
   void SetUp() override { restart(); }
@@ -257,10 +265,7 @@ Task<void> flaky_step(ActorWorkflow* wf, int* runs, int fail_times, std::uint32_
 TEST_F(ActorWorkflowTest, FailedStepsRetryWithBackoffAndReportEvents) {
   int runs = 0;
   std::vector<Value> events;
-  auto on_error = [&](Value e) -> Task<void> {
-    events.push_back(std::move(e));
-    return nothing();
-  };
+  auto on_error = collect(events);
   EXPECT_EQ(run([&](WorkflowScope) { return flaky_step(wf.get(), &runs, 2, 3); }, on_error),
             nullptr);
   EXPECT_EQ(runs, 3);
@@ -280,10 +285,7 @@ TEST_F(ActorWorkflowTest, FailedStepsRetryWithBackoffAndReportEvents) {
 TEST_F(ActorWorkflowTest, ExhaustedStepsFailTheWorkflowForGood) {
   int runs = 0;
   std::vector<Value> events;
-  auto on_error = [&](Value e) -> Task<void> {
-    events.push_back(std::move(e));
-    return nothing();
-  };
+  auto on_error = collect(events);
   auto body = [&](WorkflowScope) {
     return flaky_step(wf.get(), &runs, 100, 1);
   };
@@ -365,10 +367,7 @@ TEST_F(ActorWorkflowTest, DivergedHistoryFailsNamingTheEntry) {
   store.kv.erase(workflow::keys::meta_key());  // as if it had not finished
   restart();
   std::vector<Value> events;
-  auto on_error = [&](Value e) -> Task<void> {
-    events.push_back(std::move(e));
-    return nothing();
-  };
+  auto on_error = collect(events);
   EXPECT_EQ(run([&](WorkflowScope) { return loop_named(wf.get(), "a"); }, on_error), nullptr);
   EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
   ASSERT_EQ(events.size(), 1u);
@@ -520,10 +519,7 @@ Task<void> failing_with_long_timeout(ActorWorkflow* wf, int* runs) {
 TEST_F(ActorWorkflowTest, StepsRunningPastTheirTimeoutFail) {
   int runs = 0;
   std::vector<Value> events;
-  auto on_error = [&](Value e) -> Task<void> {
-    events.push_back(std::move(e));
-    return nothing();
-  };
+  auto on_error = collect(events);
   EXPECT_EQ(run([&](WorkflowScope) { return timed_step(wf.get(), &runs, 3, false); }, on_error),
             nullptr);
   EXPECT_EQ(runs, 1) << "a timeout is not retried by default";
@@ -601,10 +597,7 @@ TEST_F(ActorWorkflowTest, JoinsRunEveryBranchAndReplayTheirSteps) {
   store.kv.clear();
   restart();
   std::vector<Value> events;
-  auto on_error = [&](Value e) -> Task<void> {
-    events.push_back(std::move(e));
-    return nothing();
-  };
+  auto on_error = collect(events);
   EXPECT_EQ(run([&](WorkflowScope) { return joined(wf.get(), &runs, true, &out); }, on_error),
             nullptr);
   EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
@@ -678,10 +671,7 @@ Task<void> huge_step(ActorWorkflow* wf) {
 
 TEST_F(ActorWorkflowTest, AResultTooLargeToRecordFailsTheStepAtOnce) {
   std::vector<Value> events;
-  auto on_error = [&](Value e) -> Task<void> {
-    events.push_back(std::move(e));
-    return nothing();
-  };
+  auto on_error = collect(events);
   EXPECT_EQ(run([&](WorkflowScope) { return huge_step(wf.get()); }, on_error), nullptr);
   EXPECT_EQ(state(), workflow::WorkflowState::kFailed);
   ASSERT_EQ(events.size(), 1u) << "not retried";
@@ -773,10 +763,7 @@ TEST_F(ActorWorkflowTest, AFailedWorkflowUndoesItsCompletedStepsLatestFirst) {
   int runs = 0;
   UndoLog log;
   std::vector<Value> events;
-  auto on_error = [&](Value e) -> Task<void> {
-    events.push_back(std::move(e));
-    return nothing();
-  };
+  auto on_error = collect(events);
   auto body = [&](WorkflowScope) {
     return saga(wf.get(), &runs, &log, true);
   };
@@ -808,10 +795,7 @@ TEST_F(ActorWorkflowTest, AFailingUndoLeavesItRollingBackAndTheNextStartGoesOn) 
   log.fail_undo = "c";
   log.fail_undo_times = 1;
   std::vector<Value> events;
-  auto on_error = [&](Value e) -> Task<void> {
-    events.push_back(std::move(e));
-    return nothing();
-  };
+  auto on_error = collect(events);
   auto body = [&](WorkflowScope) {
     return saga(wf.get(), &runs, &log, false);
   };
@@ -860,10 +844,7 @@ TEST_F(ActorWorkflowTest, AnUndoHandlerWithoutACheckpointIsRefused) {
   int runs = 0;
   UndoLog log;
   std::vector<Value> events;
-  auto on_error = [&](Value e) -> Task<void> {
-    events.push_back(std::move(e));
-    return nothing();
-  };
+  auto on_error = collect(events);
   EXPECT_EQ(
       run([&](WorkflowScope) { return undo_without_checkpoint(wf.get(), &runs, &log); }, on_error),
       nullptr);

@@ -11,8 +11,6 @@
 #include "engine/kv_commit_journal.hpp"
 #include "memory_engine_kv.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,24 +23,9 @@
 namespace rivetkit::engine {
 namespace {
 
-namespace asio = boost::asio;
-
 const std::string kActor = "actor-1";
 
-template <class T>
-T run(Task<T> task) {
-  asio::io_context io;
-  std::optional<T> out;
-  asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T v) {
-    if (e) {
-      std::rethrow_exception(e);
-    }
-    out = std::move(v);
-  });
-  io.run();
-  EXPECT_TRUE(out.has_value());
-  return std::move(*out);
-}
+using testing::run;
 
 /// The link: every request, in order, then the engine model's answer.
 class RecordingKv final : public EngineKv {

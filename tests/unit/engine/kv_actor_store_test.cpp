@@ -10,8 +10,6 @@
 #include "engine/kv_commit_journal.hpp"
 #include "memory_engine_kv.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -22,24 +20,9 @@
 namespace rivetkit::engine {
 namespace {
 
-namespace asio = boost::asio;
-
 const std::string kActor = "actor-1";
 
-template <class T>
-T run(Task<T> task) {
-  asio::io_context io;
-  std::optional<T> out;
-  asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T v) {
-    if (e) {
-      std::rethrow_exception(e);
-    }
-    out = std::move(v);
-  });
-  io.run();
-  EXPECT_TRUE(out.has_value());
-  return std::move(*out);
-}
+using testing::run;
 
 std::string page_key(int i) {
   std::string k = "\x08\x01";

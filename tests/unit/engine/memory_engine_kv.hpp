@@ -8,12 +8,33 @@
 #include "engine/engine_kv.hpp"
 #include "storage/kv.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
+
 #include <map>
 #include <optional>
 #include <string>
 #include <variant>
 
 namespace rivetkit::engine::testing {
+
+/// Runs `task` to its end on an io_context of its own (the KV tests' stores never wait on
+/// anything but the model).
+template <class T>
+T run(Task<T> task) {
+  boost::asio::io_context io;
+  std::optional<T> out;
+  boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T v) {
+    if (e) {
+      std::rethrow_exception(e);
+    }
+    out = std::move(v);
+  });
+  io.run();
+  EXPECT_TRUE(out.has_value());
+  return std::move(*out);
+}
 
 class MemoryEngineKv final : public EngineKv {
  public:
