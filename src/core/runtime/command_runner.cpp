@@ -74,16 +74,19 @@ Task<Attempt> transient_action(std::shared_ptr<ActorInstance> instance,
                                const Value& params,
                                const Request& request,
                                client::Encoding encoding,
-                               std::string name,
-                               Array args,
+                               std::string& name,
+                               Array& args,
                                const std::function<void()>& decided,
                                Value (*shape)(Value)) {
   auto open_op = open_transient(*instance, ConnKind::kHttp, params, request, encoding, decided);
   auto opened = co_await std::move(open_op);
   if (auto* ended = std::get_if<Attempt>(&opened)) {
+    // Refused while the connection opened (the instance began to stop): the name and arguments
+    // stay in the command, which the slot runs on the next instance.
     co_return std::move(*ended);
   }
   auto conn = std::get<std::shared_ptr<Connection>>(std::move(opened));
+  // Taken: from here on the command is this instance's.
   auto action_op = instance->run_action(conn.get(), std::move(name), std::move(args));
   auto result = co_await std::move(action_op);
   if (result && shape != nullptr) {
@@ -97,7 +100,7 @@ Task<Attempt> http_action(std::shared_ptr<ActorInstance> instance,
                           HttpActionCommand& command,
                           std::function<void()> decided) {
   auto op = transient_action(std::move(instance), command.params, command.request, command.encoding,
-                             std::move(command.name), std::move(command.args), decided, nullptr);
+                             command.name, command.args, decided, nullptr);
   co_return co_await std::move(op);
 }
 
@@ -328,14 +331,16 @@ Task<Attempt> inspector_request(std::shared_ptr<ActorInstance> instance,
       decided();
       co_return Result<Reply>(fail(authorized.error()));
     }
+    // (the token moved: a run on the next instance, after a refusal below, needs none)
+    command.preauthorized = true;
   }
   if (auto* action = std::get_if<inspector::RunAction>(&command.request)) {
     // The inspector answers {output}.
-    auto op = transient_action(std::move(instance), command.params, action->request,
-                               command.encoding, std::move(action->name), std::move(action->args),
-                               decided, [](Value output) {
-                                 return Value::object({{"output", std::move(output)}});
-                               });
+    auto op =
+        transient_action(std::move(instance), command.params, action->request, command.encoding,
+                         action->name, action->args, decided, [](Value output) {
+                           return Value::object({{"output", std::move(output)}});
+                         });
     co_return co_await std::move(op);
   }
   decided();

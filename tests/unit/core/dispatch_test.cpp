@@ -25,6 +25,7 @@ using Types = ActorTypes<State>;
 
 Runtime* g_runtime = nullptr;  // for the action that calls another actor
 bool g_slow_wake = false;      // on_wake takes a second of the test's clock
+bool g_slow_connect = false;   // on_before_connect takes a second of the test's clock
 
 HttpActionCommand action(std::string name, Array args = {}) {
   HttpActionCommand command;
@@ -37,6 +38,11 @@ ActorDefinition counter() {
   return actor<Types>("counter")
       .on_wake([](auto& c) -> Task<void> {
         if (g_slow_wake) {
+          co_await c.wait(seconds(1));
+        }
+      })
+      .on_before_connect([](auto& c, const Value&) -> Task<void> {
+        if (g_slow_connect) {
           co_await c.wait(seconds(1));
         }
       })
@@ -82,6 +88,7 @@ class DispatchTest : public testing::RuntimeHarness {
     run(runtime_->shutdown());
     g_runtime = nullptr;
     g_slow_wake = false;
+    g_slow_connect = false;
     RuntimeHarness::TearDown();
   }
 
@@ -351,6 +358,32 @@ TEST_F(DispatchTest, WorkThatWokeTheActorRunsBeforeADestroyDuringTheStart) {
   auto after = call_on("actor-1", action("increment"));
   ASSERT_FALSE(after.result) << "the destroy followed";
   EXPECT_EQ(after.result.error().code, "not_found");
+}
+
+// An HTTP action's connection opens first (its hooks may suspend); an instance that began to stop
+// meanwhile refuses the action, which must reach the next instance whole: its name and
+// arguments were once moved out before the refusal ("Action `` was not found" on the retry).
+TEST_F(DispatchTest, AnActionRefusedWhileItsConnectionOpenedRunsWholeOnTheNextGeneration) {
+  driver_.run_sleeps = false;
+  auto first = call_on("actor-1", action("append", {Value{7}}));
+  ASSERT_TRUE(first.result);
+  g_slow_connect = true;
+  auto waiting = send("actor-1", action("append", {Value{8}}));
+  settle();
+  EXPECT_FALSE(*waiting) << "its connection is opening (on_before_connect waits)";
+  g_slow_connect = false;
+  util::spawn(io_.get_executor(), runtime_->stop("actor-1", StopReason::kSleep), "test sleep");
+  settle();
+  advance(seconds(1));
+  ASSERT_TRUE(wait_for([&] { return waiting->has_value(); }));
+  const auto& answer = **waiting;
+  ASSERT_TRUE(answer.result) << answer.result.error().message;
+  EXPECT_EQ(answer.result->as_int(), 2) << "appended once, with its argument";
+  ASSERT_TRUE(answer.instance);
+  EXPECT_GT(answer.instance->generation(), first.instance->generation());
+  auto state = call_on("actor-1", action("get"));
+  ASSERT_TRUE(state.result);
+  EXPECT_EQ(*state.result->find("order"), Value(Array{Value{7}, Value{8}}));
 }
 
 TEST_F(DispatchTest, AnActorCallingAnotherIsServed) {
