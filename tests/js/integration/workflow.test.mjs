@@ -192,9 +192,12 @@ describe(`actor workflows: queues, joins, races, try [${ENCODING}, ${MODE}]`, { 
 			const s = await t.getState();
 			return s.tryStepFailure && s.tryJoinFailure ? s : null;
 		}, { timeout: 30_000, what: "the try results" });
-		assert.equal(state.innerWrites, 1);
-		assert.equal(state.vars.innerWrites, 1);
-		assert.equal(state.vars.recoveryWrites, 1);
+		assert.equal(state.innerWrites, 1, "the failed step's state change rolled forward, once");
+		// Vars live as long as one generation: the actor sleeps 50 ms after its workflow ended, so
+		// a read that came after that sleep sees fresh vars (both 0), one before it both at 1.
+		const { innerWrites, recoveryWrites } = state.vars;
+		assert.ok((innerWrites === 1 && recoveryWrites === 1) || (innerWrites === 0 && recoveryWrites === 0),
+			`vars of one generation: ${JSON.stringify(state.vars)}`);
 		assert.deepEqual(state.tryStepFailure, { kind: "exhausted", message: "card declined", attempts: 1 });
 		assert.equal(state.tryJoinFailure, "join:parallel");
 		const r = env.client.workflowStepRollForwardActor.getOrCreate([uniqueKey("wf-roll")]);
