@@ -288,6 +288,11 @@ Task<void> ActorInstance::stop(StopReason reason) {
   auto close_op = storage_.db.close();
   co_await std::move(close_op);
   storage_.queue.close();
+  if (saved && !destroying) {
+    // Nothing more is written: the store may hand its data to the next instance as it is.
+    auto store_close_op = store_->close();
+    co_await std::move(store_close_op);
+  }
   conns_.clear();
   lifecycle_.terminate();
   sleep_.changed().notify_all();

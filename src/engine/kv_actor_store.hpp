@@ -3,29 +3,36 @@
 // lives in the engine's per-actor KV store (envoy-protocol.md §4.8), so whichever process the
 // engine starts the actor on finds it. Why KV and not the SQLite page store: docs/engine-mode.md.
 //
-// Layout: the whole record (record_codec.hpp) is written under its generation,
-//   key = 0x01 | generation (u32 big-endian) | chunk (u16 big-endian), value = up to 120 KiB,
-// chunk 0 starting with the chunk count. Every commit writes the complete record in ONE put
-// (atomic in the engine: each KV request is its own transaction).
+// Layout (runtime_keys.hpp): one head key (owner, sealed flag, created flag, the state or where
+// its chunks are), one key per hibernating connection, one per schedule, the create input, all
+// in one epoch's key space under 0x03; large state in chunks behind the head. A commit is ONE
+// EngineActorKv write of the keys it changes (a connection's message-index update writes that
+// connection's key only), atomic with the user's KV writes; a state above 96 KiB first writes its
+// chunks into the slot the head does not name, then the head names them in that atomic write.
+// No size limit: an 8 MiB state is 69 chunks.
 //
-// Fencing: a generation only ever writes its own keys, and a loading generation reads the
-// newest record whose generation is <= its own, then immediately copies it under its own
-// generation. A stale instance of an older generation (e.g. on a process that lost the engine
-// for a moment) can therefore never overwrite what a newer generation wrote or read.
+// Fencing between generations: the engine does not fence KV writes, and an instance that lost
+// the engine for a moment may still write (the link stops writing before the engine declares it
+// lost, envoy_link.cpp, but in-flight requests may land later). So a generation writes only in
+// an epoch that no earlier live generation can write:
+// - A clean stop seals the epoch (close(): the head says the owner writes nothing more). The next
+//   generation takes a sealed epoch over as it is: one put of the head naming it the owner.
+// - Otherwise (the owner crashed, failed over, lost the engine) the next generation copies the
+//   data into a new epoch numbered with its own generation and deletes the older ones; a stale
+//   owner's writes then land in an epoch nobody reads.
+// - A generation that finds an epoch or an owner newer than itself is stale and does not start.
 //
-// Limits: the record must fit one put (976 KiB in the engine), so state + connections +
-// schedules of one actor are limited to about 950 KiB in engine mode.
+// Migration: an actor written by earlier releases (one BARE record under 0x01, record_codec.hpp)
+// is copied into the keys on its first load and the record deleted.
 //
-// The actor's ordered KV (storage/kv.hpp: user KV under 0x04, SQLite pages under 0x08) is
-// stored as is, next to the record. A commit's KV writes and the record are one set of writes:
-// one EngineActorKv write (engine_actor_kv.hpp): one request when they fit one (128 keys,
-// 976 KiB, puts only or one kind of delete), else through a commit journal
-// (kv_commit_journal.hpp) that makes them atomic all the same.
-// The commit reports durable only once every request is acknowledged. Fencing covers the record
-// only: KV writes of a stale generation are not fenced.
+// The actor's ordered KV (storage/kv.hpp: user KV under 0x04, queues, workflows, SQLite pages) is
+// stored as is, next to these keys, and written in the same atomic write as a commit's records:
+// one request when it fits one (128 keys, 976 KiB, puts only or one kind of delete), else
+// through a commit journal (kv_commit_journal.hpp) that makes it atomic all the same.
 
 #include "engine/engine_actor_kv.hpp"
 #include "engine/engine_kv.hpp"
+#include "engine/runtime_keys.hpp"
 #include "storage/actor_store.hpp"
 
 #include <functional>
@@ -55,22 +62,47 @@ class KvActorStore final : public storage::ActorStore {
   /// Wipes every key of the actor (used when it is destroyed at its own request).
   static Task<Result<void>> drop(std::shared_ptr<EngineKv> link, std::string actor_id);
 
+  /// Seals the epoch: this generation stopped cleanly and writes nothing more (commits after it
+  /// fail), so the next one takes the keys over without copying them.
+  Task<void> close() override;
+
  private:
-  /// The record's put request (nullopt + error when it is too large).
-  Result<envoy::KvPutRequest> record_put() const;
-  Task<Result<void>> put_record();
-  /// After this generation's first record write: its older generations' records go.
-  Task<void> drop_older_generations();
+  /// The actor as epoch `epoch`'s records (and chunks) hold it.
+  Task<Result<storage::PersistedActor>> read_epoch(std::uint32_t epoch,
+                                                   const runtime_keys::Head& head,
+                                                   const std::vector<storage::KvEntry>& records);
+  /// Writes all of `actor` into a new epoch of this generation (the copy that fences out older
+  /// generations), then deletes what older epochs and the old record format left.
+  Task<Result<void>> take_over(const storage::PersistedActor& actor, bool legacy);
+  /// Puts `state` as chunks of `slot` (outside any atomic write: nothing names them yet) and
+  /// returns the head that names them.
+  Task<Result<runtime_keys::Head>> write_chunks(const std::string& state, std::uint8_t slot);
+  /// After a take-over: deletes what older epochs (and the old format) left.
+  Task<void> take_over_cleanup(bool legacy);
+  /// The newest complete record of the old format at or below this generation.
+  Result<std::optional<storage::PersistedActor>> decode_legacy(
+      const std::vector<storage::KvEntry>& entries) const;
+  Error stale(std::uint32_t newer) const;
+  /// Deletes the tombstones this generation wrote or found (requests of 128 keys).
+  Task<void> sweep_tombstones();
+  /// Deletes [start, end); a failure only leaves garbage nothing reads (logged).
+  Task<void> clean(std::pair<std::string, std::string> range);
 
   std::shared_ptr<EngineKv> link_;
   std::string actor_id_;
   std::uint32_t generation_;
   std::optional<std::string> input_;
   ConnsDurable on_conns_durable_;
-  storage::PersistedActor current_;
-  /// Older generations' keys still exist and are deleted after our first successful write.
-  bool older_generations_ = false;
-  /// The actor's keys (the record, the features' namespaces), with the engine's limits.
+  /// The epoch this generation writes in, and its head as last written (or to be written).
+  std::uint32_t epoch_ = 0;
+  runtime_keys::Head head_;
+  bool head_written_ = false;
+  bool sealed_ = false;
+  /// Keys of this epoch holding a tombstone (runtime_keys.hpp), deleted kTombstonesPerDelete at
+  /// a time after the commit that reaches that many, and at close().
+  static constexpr std::size_t kTombstonesPerDelete = 128;
+  std::vector<std::string> tombstones_;
+  /// The actor's keys (the records, the features' namespaces), with the engine's limits.
   EngineActorKv kv_;
 };
 

@@ -92,6 +92,10 @@ class ActorStore {
   /// The actor's ordered KV (actor_kv.hpp). Its reads see every commit that completed before
   /// they began; features write through ActorWrite::kv, atomically with the rest of a commit.
   virtual ActorKv& kv_store() = 0;
+  /// The actor stopped cleanly after its last commit completed: nothing more will be written
+  /// through this store. A store may record that (engine mode hands its keys to the next
+  /// generation without copying them); commits after it may fail.
+  virtual Task<void> close() { co_return; }
 };
 
 }  // namespace rivetkit::storage

@@ -635,6 +635,48 @@ rivetkit::ActorDefinition observer() {
       });
 }
 
+// A state as large as a test wants: `grow` appends blocks whose bytes follow from their index,
+// `digest` says how many there are, their size and whether every byte is still what it was.
+struct BallastState {
+  std::vector<std::string> blocks;
+};
+RIVETKIT_FIELDS(BallastState, blocks)
+
+std::string ballast_block(std::size_t index, std::size_t size) {
+  std::string block(size, '\0');
+  for (std::size_t i = 0; i < size; ++i) {
+    block[i] = static_cast<char>('a' + (index * 7 + i) % 26);
+  }
+  return block;
+}
+
+rivetkit::ActorDefinition ballast() {
+  return rivetkit::actor<BallastState>("ballast")
+      .action("grow",
+              [](auto& c, std::int64_t count, std::int64_t size) {
+                if (count < 0 || count > 1024 || size < 0 || size > (1 << 20)) {
+                  throw rivetkit::UserError("grow takes at most 1024 blocks of 1 MiB", "bad_size");
+                }
+                for (std::int64_t i = 0; i < count; ++i) {
+                  auto& blocks = c.state().blocks;
+                  blocks.push_back(ballast_block(blocks.size(), static_cast<std::size_t>(size)));
+                }
+                return static_cast<std::int64_t>(c.state().blocks.size());
+              })
+      .action("digest", [](auto& c) {
+        std::int64_t bytes = 0;
+        bool intact = true;
+        const auto& blocks = c.state().blocks;
+        for (std::size_t i = 0; i < blocks.size(); ++i) {
+          bytes += static_cast<std::int64_t>(blocks[i].size());
+          intact = intact && blocks[i] == ballast_block(i, blocks[i].size());
+        }
+        return rivetkit::Value::object({{"blocks", static_cast<std::int64_t>(blocks.size())},
+                                        {"bytes", bytes},
+                                        {"intact", intact}});
+      });
+}
+
 }  // namespace fixture
 
 int main(int argc, char** argv) {
@@ -652,5 +694,6 @@ int main(int argc, char** argv) {
   registry.add(fixture::room());
   registry.add(fixture::watcher());
   registry.add(fixture::queue_worker());
+  registry.add(fixture::ballast());
   return registry.run(argc, argv);
 }

@@ -74,6 +74,29 @@ describe(`persistence [${ENCODING}, ${MODE}]`, { timeout: suiteTimeout(600_000) 
 		assert.deepStrictEqual(await client.withInput.getForId(id).getInput(), input);
 	}));
 
+	it("a state of 8 MiB survives a restart and a SIGKILL (engine mode: chunked behind the head key)", T, withServers(async (ctx) => {
+		const server = await ctx.start();
+		let client = ctx.client(server);
+		const key = [uniqueKey("ballast")];
+		const h = client.ballast.getOrCreate(key);
+		for (let i = 1; i <= 8; i++) assert.equal(await h.grow(16, 65536), i * 16);
+		const full = { blocks: 128, bytes: 8 * 1024 * 1024, intact: true };
+		assert.deepStrictEqual(await h.digest(), full);
+		await disposeClient(client);
+
+		await server.restart();
+		client = ctx.client(server);
+		const again = client.ballast.getOrCreate(key);
+		assert.deepStrictEqual(await again.digest(), full);
+		assert.equal(await again.grow(1, 1000), 129);
+		server.kill(); // right after the acknowledged grow
+		await disposeClient(client, 3_000);
+
+		await server.restart({ hard: true });
+		client = ctx.client(server);
+		assert.deepStrictEqual(await client.ballast.getOrCreate(key).digest(), { blocks: 129, bytes: 8 * 1024 * 1024 + 1000, intact: true });
+	}));
+
 	it("SIGKILL right after the last acknowledged of N sequential increments: count == N", T, withServers(async (ctx) => {
 		const N = 50;
 		const server = await ctx.start();

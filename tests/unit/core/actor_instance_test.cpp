@@ -52,6 +52,15 @@ class GatedStore final : public testing::MapKvStore {
     co_return co_await std::move(op);
   }
 
+  /// close() calls, and how many commits were complete at the last one.
+  int closed = 0;
+  std::size_t committed_at_close = 0;
+  Task<void> close() override {
+    ++closed;
+    committed_at_close = committed.size();
+    co_return;
+  }
+
   std::size_t pending() const { return pending_.size(); }
   const storage::ActorWrite& pending_write(std::size_t i) const { return pending_[i].write; }
 
@@ -96,6 +105,7 @@ class StoreRef final : public storage::ActorStore {
   Task<Result<storage::PersistedActor>> load() override { return s_.load(); }
   Task<Result<void>> commit(storage::ActorWrite w) override { return s_.commit(std::move(w)); }
   storage::ActorKv& kv_store() override { return s_.kv_store(); }
+  Task<void> close() override { return s_.close(); }
 
  private:
   GatedStore& s_;
@@ -523,6 +533,40 @@ TEST_F(InstanceTest, KvAfterTheInstanceStoppedIsRefused) {
   settle();
   ASSERT_TRUE(*read);
   EXPECT_EQ(**read, "kv.actor_stopped");
+}
+
+Task<bool> stop_for(std::shared_ptr<ActorInstance> inst, StopReason reason) {
+  co_await inst->stop(reason);
+  co_return true;
+}
+
+TEST_F(InstanceTest, ACleanSleepClosesTheStoreAfterItsFinalSave) {
+  auto inst = started();
+  auto inc = spawn(inst, inst->run_action(nullptr, "increment", Array{Value{1}}));
+  settle();
+  auto stop = spawn(inst, stop_for(inst, StopReason::kSleep));
+  for (int i = 0; i < 10 && !*stop; ++i) {
+    settle();
+    if (store.pending() > 0) {
+      EXPECT_EQ(store.closed, 0) << "closed while a save was still pending";
+    }
+    store.release_all();
+  }
+  ASSERT_TRUE(*stop);
+  EXPECT_EQ(store.closed, 1);
+  EXPECT_EQ(store.committed_at_close, store.committed.size()) << "a commit after close";
+  EXPECT_EQ(count_of(*store.persisted.state), 11);
+}
+
+TEST_F(InstanceTest, ADestroyDoesNotCloseTheStoreForAHandOver) {
+  auto inst = started();
+  auto gone = spawn(inst, stop_for(inst, StopReason::kDestroy));
+  for (int i = 0; i < 10 && !*gone; ++i) {
+    settle();
+    store.release_all();
+  }
+  ASSERT_TRUE(*gone);
+  EXPECT_EQ(store.closed, 0) << "a destroyed actor's data is wiped, not handed over";
 }
 
 TEST_F(InstanceTest, ErrorsAreStructuredAndInternalDetailsStayHidden) {

@@ -8,12 +8,15 @@
 #include "engine/kv_actor_store.hpp"
 
 #include "engine/kv_commit_journal.hpp"
+#include "engine/record_codec.hpp"
+#include "engine/runtime_keys.hpp"
 #include "memory_engine_kv.hpp"
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -182,6 +185,318 @@ TEST(KvActorStoreTest, AfterARecoveredJournalTheNextCommitsBuildOnIt) {
   EXPECT_EQ(seen.kv[page_key(0)], std::string(4096, 'c'));
   EXPECT_EQ(seen.kv[page_key(150)], std::string(4096, 'b'));
   EXPECT_EQ(journal_keys(*engine), 0u);
+}
+
+// ---- the runtime's data as keys (runtime_keys.hpp) ----------------------------------------------
+
+storage::PersistedConn conn(std::string id, std::uint16_t index) {
+  storage::PersistedConn c;
+  c.conn_id = std::move(id);
+  c.params = "p";
+  c.state = "s";
+  c.subscriptions = {"e"};
+  c.gateway_id = "gw01";
+  c.request_id = "rq01";
+  c.server_message_index = index;
+  c.client_message_index = index;
+  return c;
+}
+
+storage::PersistedSchedule schedule(std::string id, std::int64_t at) {
+  storage::PersistedSchedule s;
+  s.event_id = std::move(id);
+  s.trigger_at = at;
+  s.action = "tick";
+  s.args = std::string("\x80", 1);
+  s.created_at = 1;
+  return s;
+}
+
+/// A state of `size` bytes that differs at every position and between seeds.
+std::string big_state(std::size_t size, char seed) {
+  std::string out(size, '\0');
+  for (std::size_t i = 0; i < size; ++i) {
+    out[i] = static_cast<char>((i * 31 + static_cast<std::size_t>(seed)) & 0xff);
+  }
+  return out;
+}
+
+std::size_t keys_with_prefix(testing::MemoryEngineKv& engine, std::string_view prefix) {
+  std::size_t n = 0;
+  for (const auto& [k, v] : engine.actors[kActor]) {
+    n += k.starts_with(prefix) ? 1u : 0u;
+  }
+  return n;
+}
+
+/// The record form of what a load returns (the old codec: what the data must equal).
+std::string as_record(storage::PersistedActor actor) {
+  actor.input.reset();
+  return encode_record(actor);
+}
+
+storage::PersistedActor load_actor(const std::shared_ptr<testing::MemoryEngineKv>& engine,
+                                   std::uint32_t generation) {
+  KvActorStore store(engine, kActor, generation, std::nullopt);
+  auto loaded = run(store.load());
+  EXPECT_TRUE(loaded.has_value()) << (loaded ? "" : loaded.error().message);
+  return loaded ? std::move(*loaded) : storage::PersistedActor{};
+}
+
+TEST(KvActorStoreTest, AConnectionsIndexUpdateWritesThatConnectionsKeyOnly) {
+  auto engine = std::make_shared<testing::MemoryEngineKv>();
+  KvActorStore store(engine, kActor, 1, std::nullopt);
+  ASSERT_TRUE(run(store.load()));
+  storage::ActorWrite first;
+  first.has_initialized = true;
+  first.state = big_state(500 * 1024, 'a');
+  first.conn_upserts = {conn("c1", 0), conn("c2", 0), conn("c3", 0)};
+  first.schedule_upserts = {schedule("e1", 10)};
+  ASSERT_TRUE(run(store.commit(std::move(first))));
+  engine->put_keys.clear();
+  const int before = engine->mutating_requests;
+  storage::ActorWrite index;
+  index.conn_upserts = {conn("c2", 7)};
+  ASSERT_TRUE(run(store.commit(std::move(index))));
+  EXPECT_EQ(engine->mutating_requests - before, 1);
+  EXPECT_EQ(engine->put_keys, std::vector<std::string>{runtime_keys::conn_key(1, "c2")});
+  auto loaded = load_actor(engine, 2);
+  ASSERT_EQ(loaded.conns.size(), 3u);
+  EXPECT_EQ(loaded.conns[1].server_message_index, 7);
+  EXPECT_EQ(loaded.state, big_state(500 * 1024, 'a'));
+  EXPECT_EQ(loaded.schedules.size(), 1u);
+}
+
+TEST(KvActorStoreTest, AStateOfEightMebibytesSurvivesEveryKindOfHandOver) {
+  auto engine = std::make_shared<testing::MemoryEngineKv>();
+  const std::string chunks{runtime_keys::kPrefix, runtime_keys::kChunks};
+  {
+    KvActorStore store(engine, kActor, 1, std::nullopt);
+    ASSERT_TRUE(run(store.load()));
+    storage::ActorWrite w;
+    w.has_initialized = true;
+    w.state = big_state(8u << 20, 'a');
+    ASSERT_TRUE(run(store.commit(std::move(w))));
+    run(store.close());
+  }
+  EXPECT_EQ(keys_with_prefix(*engine, chunks), 69u);
+  {
+    // Sealed: taken over as is; then a new state in the other slot, and a crash (no close).
+    KvActorStore store(engine, kActor, 2, std::nullopt);
+    auto loaded = run(store.load());
+    ASSERT_TRUE(loaded);
+    EXPECT_EQ(loaded->state, big_state(8u << 20, 'a'));
+    storage::ActorWrite w;
+    w.state = big_state(8u << 20, 'b');
+    ASSERT_TRUE(run(store.commit(std::move(w))));
+    EXPECT_EQ(keys_with_prefix(*engine, chunks), 69u);  // the old slot is gone
+  }
+  {
+    // Not sealed: copied into generation 3's epoch.
+    KvActorStore store(engine, kActor, 3, std::nullopt);
+    auto loaded = run(store.load());
+    ASSERT_TRUE(loaded);
+    EXPECT_EQ(loaded->state, big_state(8u << 20, 'b'));
+    EXPECT_TRUE(loaded->has_initialized);
+    storage::ActorWrite w;
+    w.state = "small again";
+    ASSERT_TRUE(run(store.commit(std::move(w))));
+  }
+  EXPECT_EQ(keys_with_prefix(*engine, chunks), 0u);
+  EXPECT_EQ(load_actor(engine, 4).state, "small again");
+}
+
+TEST(KvActorStoreTest, ACleanStopHandsTheKeysOverInOnePut) {
+  auto engine = std::make_shared<testing::MemoryEngineKv>();
+  {
+    KvActorStore store(engine, kActor, 1, std::nullopt);
+    ASSERT_TRUE(run(store.load()));
+    storage::ActorWrite w;
+    w.state = "one";
+    w.conn_upserts = {conn("c1", 1)};
+    ASSERT_TRUE(run(store.commit(std::move(w))));
+    run(store.close());
+    storage::ActorWrite after;
+    after.state = "too late";
+    auto refused = run(store.commit(std::move(after)));
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, "store_closed");
+  }
+  const int before = engine->mutating_requests;
+  auto loaded = load_actor(engine, 2);
+  EXPECT_EQ(loaded.state, "one");
+  EXPECT_EQ(loaded.conns.size(), 1u);
+  EXPECT_EQ(engine->mutating_requests - before, 1);
+  EXPECT_EQ(engine->actors[kActor].count(runtime_keys::head_key(1)), 1u);
+  EXPECT_EQ(engine->actors[kActor].count(runtime_keys::head_key(2)), 0u);
+}
+
+TEST(KvActorStoreTest, AfterAnUncleanStopAStaleGenerationCannotReachTheNewData) {
+  auto engine = std::make_shared<testing::MemoryEngineKv>();
+  KvActorStore stale(engine, kActor, 1, std::nullopt);
+  ASSERT_TRUE(run(stale.load()));
+  storage::ActorWrite w;
+  w.state = "a";
+  w.conn_upserts = {conn("c1", 1)};
+  ASSERT_TRUE(run(stale.commit(std::move(w))));
+  // Generation 2 starts while 1 still runs (its process lost the engine): 2 copies.
+  KvActorStore next(engine, kActor, 2, std::nullopt);
+  auto loaded = run(next.load());
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->state, "a");
+  // Generation 1's late writes, even a seal, land where nobody reads.
+  storage::ActorWrite late;
+  late.state = "stale";
+  late.conn_deletes = {"c1"};
+  (void)run(stale.commit(std::move(late)));
+  run(stale.close());
+  storage::ActorWrite b;
+  b.state = "b";
+  ASSERT_TRUE(run(next.commit(std::move(b))));
+  auto third = load_actor(engine, 3);
+  EXPECT_EQ(third.state, "b");
+  EXPECT_EQ(third.conns.size(), 1u);
+  // And an instance of an older generation that only now loads does not start.
+  KvActorStore older(engine, kActor, 2, std::nullopt);
+  auto refused = run(older.load());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "stale_generation");
+}
+
+TEST(KvActorStoreTest, ARecordOfTheOldFormatMovesIntoKeysOnItsFirstLoad) {
+  storage::PersistedActor old;
+  old.has_initialized = true;
+  old.state = big_state(200 * 1024, 'o');  // the record spans two chunks
+  old.conns = {conn("c1", 4), conn("c2", 9)};
+  old.schedules = {schedule("e1", 5), schedule("e2", 6)};
+  const std::string record = encode_record(old);
+  ASSERT_GT(record.size(), 120u * 1024);
+  auto engine = std::make_shared<testing::MemoryEngineKv>();
+  // The layout of earlier releases: 0x01 | generation | chunk, chunk 0 led by the count.
+  auto legacy_key = [](std::uint32_t gen, std::uint16_t chunk) {
+    std::string k{'\x01', static_cast<char>(gen >> 24), static_cast<char>(gen >> 16),
+                  static_cast<char>(gen >> 8), static_cast<char>(gen)};
+    k += static_cast<char>(chunk >> 8);
+    k += static_cast<char>(chunk & 0xff);
+    return k;
+  };
+  const std::size_t cut = 120 * 1024 - 2;
+  engine->actors[kActor][legacy_key(3, 0)] = std::string("\x00\x02", 2) + record.substr(0, cut);
+  engine->actors[kActor][legacy_key(3, 1)] = record.substr(cut);
+  engine->actors[kActor]["\x04user"] = "kept";
+  auto loaded = load_actor(engine, 4);
+  EXPECT_EQ(as_record(loaded), record);
+  EXPECT_EQ(keys_with_prefix(*engine, "\x01"), 0u);
+  EXPECT_EQ(engine->actors[kActor]["\x04user"], "kept");
+  EXPECT_EQ(as_record(load_actor(engine, 5)), record);
+}
+
+TEST(KvActorStoreTest, ACrashWhileALargeStateIsWrittenLeavesTheOldOrTheNewStateWhole) {
+  auto base = std::make_shared<testing::MemoryEngineKv>();
+  {
+    KvActorStore store(base, kActor, 1, std::nullopt);
+    ASSERT_TRUE(run(store.load()));
+    storage::ActorWrite w;
+    w.state = big_state(1 << 20, 'a');
+    ASSERT_TRUE(run(store.commit(std::move(w))));
+    run(store.close());
+  }
+  auto next = [] {
+    storage::ActorWrite w;
+    w.state = big_state(1 << 20, 'b');
+    w.conn_upserts = {conn("c1", 1)};
+    return w;
+  };
+  int total = 0;
+  {
+    auto engine = std::make_shared<testing::MemoryEngineKv>(*base);
+    KvActorStore store(engine, kActor, 2, std::nullopt);
+    ASSERT_TRUE(run(store.load()));
+    const int before = engine->mutating_requests;
+    ASSERT_TRUE(run(store.commit(next())));
+    total = engine->mutating_requests - before;
+  }
+  ASSERT_GT(total, 2);  // chunk requests, the head's write, the old slot's delete
+  for (const bool lose_answer : {false, true}) {
+    bool switched = false;
+    for (int cut = 0; cut < total; ++cut) {
+      SCOPED_TRACE("crash at request " + std::to_string(cut) + (lose_answer ? " (applied)" : ""));
+      auto engine = std::make_shared<testing::MemoryEngineKv>(*base);
+      {
+        KvActorStore store(engine, kActor, 2, std::nullopt);
+        ASSERT_TRUE(run(store.load()));
+        engine->crash_after = cut;
+        engine->lose_crashing_answer = lose_answer;
+        auto committed = run(store.commit(next()));
+        // The last request deletes the old slot: the commit was durable before it.
+        EXPECT_EQ(committed.has_value(), cut == total - 1);
+      }
+      engine->crashed = false;
+      engine->crash_after.reset();
+      auto seen = load_actor(engine, 3);
+      if (seen.state == big_state(1 << 20, 'b')) {
+        EXPECT_EQ(seen.conns.size(), 1u);
+        switched = true;
+      } else {
+        EXPECT_EQ(seen.state, big_state(1 << 20, 'a'));
+        EXPECT_TRUE(seen.conns.empty());
+        EXPECT_FALSE(switched) << "an older state came back after the new one was durable";
+      }
+    }
+  }
+}
+
+TEST(KvActorStoreTest, TwoThousandRandomCheckpointsLoadAsTheOldCodecAppliesThem) {
+  std::mt19937 rng(20261207);
+  auto pick = [&](int n) {
+    return static_cast<int>(rng() % static_cast<unsigned>(n));
+  };
+  auto engine = std::make_shared<testing::MemoryEngineKv>();
+  storage::PersistedActor model;
+  std::uint32_t generation = 1;
+  auto store = std::make_unique<KvActorStore>(engine, kActor, generation, std::nullopt);
+  ASSERT_TRUE(run(store->load()));
+  for (int i = 0; i < 2000; ++i) {
+    storage::ActorWrite w;
+    if (pick(3) == 0) {
+      const int size_kind = pick(20);
+      const std::size_t size = size_kind == 0   ? 300u * 1024 + static_cast<std::size_t>(pick(9999))
+                               : size_kind == 1 ? 96u * 1024 + static_cast<std::size_t>(pick(3)) - 1
+                                                : static_cast<std::size_t>(pick(200));
+      w.state = big_state(size, static_cast<char>(i));
+    }
+    if (pick(10) == 0) {
+      w.has_initialized = pick(4) != 0;
+    }
+    for (int n = pick(3); n > 0; --n) {
+      auto c = conn("c" + std::to_string(pick(8)), static_cast<std::uint16_t>(pick(65536)));
+      c.state = std::to_string(i);
+      w.conn_upserts.push_back(std::move(c));
+    }
+    if (pick(4) == 0) {
+      w.conn_deletes.push_back("c" + std::to_string(pick(8)));
+    }
+    for (int n = pick(2); n > 0; --n) {
+      w.schedule_upserts.push_back(schedule("e" + std::to_string(pick(8)), pick(1000)));
+    }
+    if (pick(4) == 0) {
+      w.schedule_deletes.push_back("e" + std::to_string(pick(8)));
+    }
+    apply_write(model, w);
+    ASSERT_TRUE(run(store->commit(std::move(w)))) << "checkpoint " << i;
+    if (pick(50) == 0) {
+      // The next generation, after a clean stop or a crash.
+      if (pick(2) == 0) {
+        run(store->close());
+      }
+      store = std::make_unique<KvActorStore>(engine, kActor, ++generation, std::nullopt);
+      auto loaded = run(store->load());
+      ASSERT_TRUE(loaded);
+      ASSERT_EQ(as_record(*loaded), as_record(model)) << "checkpoint " << i;
+    }
+  }
+  EXPECT_EQ(as_record(load_actor(engine, generation + 1)), as_record(model));
+  EXPECT_GT(generation, 20u);
 }
 
 TEST(KvCommitJournalTest, OnlyCompleteJournalsOfThisOrOlderGenerationsCount) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace rivetkit::engine::testing {
 
@@ -36,10 +37,24 @@ T run(Task<T> task) {
   return std::move(*out);
 }
 
+inline void run(Task<void> task) {
+  boost::asio::io_context io;
+  bool done = false;
+  boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e) {
+    if (e) {
+      std::rethrow_exception(e);
+    }
+    done = true;
+  });
+  io.run();
+  EXPECT_TRUE(done);
+}
+
 class MemoryEngineKv final : public EngineKv {
  public:
   std::map<std::string, std::map<std::string, std::string>> actors;
-  int mutating_requests = 0;  // puts, deletes, delete ranges, drops answered so far
+  int mutating_requests = 0;          // puts, deletes, delete ranges, drops answered so far
+  std::vector<std::string> put_keys;  // every key put so far, in order
   std::optional<int> crash_after;
   bool lose_crashing_answer = false;
   bool crashed = false;
@@ -78,6 +93,10 @@ class MemoryEngineKv final : public EngineKv {
       }
     }
     auto answer = apply(data, request);
+    if (const auto* put = std::get_if<envoy::KvPutRequest>(&request);
+        put != nullptr && std::holds_alternative<envoy::KvPutResponse>(answer)) {
+      put_keys.insert(put_keys.end(), put->keys.begin(), put->keys.end());
+    }
     if (mutating) {
       ++mutating_requests;
     }

@@ -1,0 +1,283 @@
+#include "engine/runtime_keys.hpp"
+
+#include "protocol/bare/bare.hpp"
+
+namespace rivetkit::engine::runtime_keys {
+
+namespace bare = protocol::bare;
+
+namespace {
+
+constexpr std::uint8_t kHeadVersion = 1;
+constexpr std::uint8_t kConnVersion = 1;
+constexpr std::uint8_t kScheduleVersion = 1;
+
+void put_be32(std::string& out, std::uint32_t v) {
+  for (int i = 3; i >= 0; --i) {
+    out += static_cast<char>((v >> (8 * i)) & 0xff);
+  }
+}
+
+std::uint32_t get_be32(std::string_view s) {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    v = (v << 8) | static_cast<unsigned char>(s[i]);
+  }
+  return v;
+}
+
+std::string record_key(std::uint32_t epoch, char kind) {
+  std::string k{kPrefix, kRecords};
+  put_be32(k, epoch);
+  k += kind;
+  return k;
+}
+
+std::string chunks_prefix(std::uint32_t epoch) {
+  std::string k{kPrefix, kChunks};
+  put_be32(k, epoch);
+  return k;
+}
+
+Error corrupt(std::string what) {
+  return Error{"engine", "corrupt_record", "Stored actor record is corrupt: " + std::move(what),
+               std::nullopt, false};
+}
+
+// Every count is bounded by the bytes left (each element takes at least one byte).
+bool read_count(bare::Reader& r, std::uint64_t& n) {
+  return r.uint(n) && n <= r.remaining();
+}
+
+}  // namespace
+
+std::string head_key(std::uint32_t epoch) {
+  return record_key(epoch, kHead);
+}
+
+std::string input_key(std::uint32_t epoch) {
+  return record_key(epoch, kInput);
+}
+
+std::string conn_key(std::uint32_t epoch, std::string_view conn_id) {
+  std::string k = record_key(epoch, kConn);
+  k += conn_id;
+  return k;
+}
+
+std::string schedule_key(std::uint32_t epoch, std::string_view event_id) {
+  std::string k = record_key(epoch, kSchedule);
+  k += event_id;
+  return k;
+}
+
+std::string chunk_key(std::uint32_t epoch, std::uint8_t slot, std::uint32_t chunk) {
+  std::string k = chunks_prefix(epoch);
+  k += static_cast<char>(slot);
+  put_be32(k, chunk);
+  return k;
+}
+
+std::pair<std::string, std::string> records_before(std::uint32_t epoch) {
+  std::string start{kPrefix, kRecords};
+  std::string end = start;
+  put_be32(end, epoch);
+  return {std::move(start), std::move(end)};
+}
+
+std::pair<std::string, std::string> chunks_before(std::uint32_t epoch) {
+  return {std::string{kPrefix, kChunks}, chunks_prefix(epoch)};
+}
+
+std::pair<std::string, std::string> slot_chunks(std::uint32_t epoch,
+                                                std::uint8_t slot,
+                                                std::uint32_t from) {
+  std::string end = chunks_prefix(epoch);
+  end += static_cast<char>(slot + 1);  // slots are 0 and 1: never 0xff
+  return {chunk_key(epoch, slot, from), std::move(end)};
+}
+
+std::pair<std::string, std::string> all_records() {
+  return {std::string{kPrefix, kRecords}, std::string{kPrefix, static_cast<char>(kRecords + 1)}};
+}
+
+std::optional<RecordKey> parse_record_key(std::string_view key) {
+  if (key.size() < 7 || key[0] != kPrefix || key[1] != kRecords) {
+    return std::nullopt;
+  }
+  RecordKey parsed{get_be32(key.substr(2, 4)), key[6], std::string(key.substr(7))};
+  switch (parsed.kind) {
+    case kHead:
+    case kInput:
+      if (!parsed.id.empty()) {
+        return std::nullopt;
+      }
+      return parsed;
+    case kConn:
+    case kSchedule:
+      if (parsed.id.empty()) {
+        return std::nullopt;
+      }
+      return parsed;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string encode_head(const Head& h) {
+  std::string out;
+  bare::Writer w(out);
+  w.u8(kHeadVersion);
+  w.u32(h.owner);
+  w.boolean(h.sealed);
+  w.boolean(h.has_initialized);
+  w.u8(static_cast<std::uint8_t>(h.form));
+  switch (h.form) {
+    case StateForm::kNone:
+      break;
+    case StateForm::kInline:
+      w.data(h.inline_state);
+      break;
+    case StateForm::kChunked:
+      w.u8(h.slot);
+      w.u32(h.chunks);
+      w.u64(h.size);
+      break;
+  }
+  return out;
+}
+
+Result<Head> decode_head(std::string_view bytes) {
+  bare::Reader r(bytes);
+  Head h;
+  std::uint8_t version = 0;
+  if (!r.u8(version) || version != kHeadVersion) {
+    return fail(corrupt("unknown head version"));
+  }
+  std::uint8_t form = 0;
+  r.u32(h.owner);
+  r.boolean(h.sealed);
+  r.boolean(h.has_initialized);
+  r.u8(form);
+  switch (form) {
+    case 0:
+      h.form = StateForm::kNone;
+      break;
+    case 1:
+      h.form = StateForm::kInline;
+      r.data(h.inline_state);
+      break;
+    case 2:
+      h.form = StateForm::kChunked;
+      r.u8(h.slot);
+      r.u32(h.chunks);
+      r.u64(h.size);
+      if (h.slot > 1) {
+        return fail(corrupt("state slot"));
+      }
+      break;
+    default:
+      return fail(corrupt("state form"));
+  }
+  if (r.failed() || !r.at_end()) {
+    return fail(corrupt("truncated or trailing bytes in the head"));
+  }
+  return h;
+}
+
+std::string encode_conn(const storage::PersistedConn& c) {
+  std::string out;
+  bare::Writer w(out);
+  w.u8(kConnVersion);
+  w.str(c.conn_id);
+  w.str(c.kind);
+  w.str(c.encoding);
+  w.data(c.params);
+  w.data(c.state);
+  w.uint(c.subscriptions.size());
+  for (const auto& s : c.subscriptions) {
+    w.str(s);
+  }
+  w.str(c.request_path);
+  w.data(c.request_headers);
+  w.data(c.gateway_id);
+  w.data(c.request_id);
+  w.u16(c.server_message_index);
+  w.u16(c.client_message_index);
+  return out;
+}
+
+Result<storage::PersistedConn> decode_conn(std::string_view bytes) {
+  bare::Reader r(bytes);
+  storage::PersistedConn c;
+  std::uint8_t version = 0;
+  if (!r.u8(version) || version != kConnVersion) {
+    return fail(corrupt("unknown connection version"));
+  }
+  r.str(c.conn_id);
+  r.str(c.kind);
+  r.str(c.encoding);
+  r.data(c.params);
+  r.data(c.state);
+  std::uint64_t subs = 0;
+  if (!read_count(r, subs)) {
+    return fail(corrupt("subscription count"));
+  }
+  for (std::uint64_t j = 0; j < subs && !r.failed(); ++j) {
+    std::string s;
+    r.str(s);
+    c.subscriptions.push_back(std::move(s));
+  }
+  r.str(c.request_path);
+  r.data(c.request_headers);
+  r.data(c.gateway_id);
+  r.data(c.request_id);
+  r.u16(c.server_message_index);
+  r.u16(c.client_message_index);
+  if (r.failed() || !r.at_end()) {
+    return fail(corrupt("truncated or trailing bytes in a connection"));
+  }
+  return c;
+}
+
+std::string encode_schedule(const storage::PersistedSchedule& s) {
+  std::string out;
+  bare::Writer w(out);
+  w.u8(kScheduleVersion);
+  w.str(s.event_id);
+  w.i64(s.trigger_at);
+  w.str(s.action);
+  w.optional_tag(s.args.has_value());
+  if (s.args) {
+    w.data(*s.args);
+  }
+  w.i64(s.created_at);
+  w.u32(s.attempts);
+  return out;
+}
+
+Result<storage::PersistedSchedule> decode_schedule(std::string_view bytes) {
+  bare::Reader r(bytes);
+  storage::PersistedSchedule s;
+  std::uint8_t version = 0;
+  if (!r.u8(version) || version != kScheduleVersion) {
+    return fail(corrupt("unknown schedule version"));
+  }
+  r.str(s.event_id);
+  r.i64(s.trigger_at);
+  r.str(s.action);
+  bool has_args = false;
+  if (r.optional_tag(has_args) && has_args) {
+    std::string args;
+    r.data(args);
+    s.args = std::move(args);
+  }
+  r.i64(s.created_at);
+  r.u32(s.attempts);
+  if (r.failed() || !r.at_end()) {
+    return fail(corrupt("truncated or trailing bytes in a schedule"));
+  }
+  return s;
+}
+
+}  // namespace rivetkit::engine::runtime_keys

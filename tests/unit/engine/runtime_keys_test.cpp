@@ -1,0 +1,114 @@
+// The byte forms of the runtime's keys (engine/runtime_keys.hpp): values round-trip, keys parse
+// back to what made them, sort as the layout needs, and damaged bytes are refused.
+
+#include "engine/runtime_keys.hpp"
+
+#include <gtest/gtest.h>
+
+namespace rivetkit::engine::runtime_keys {
+namespace {
+
+TEST(RuntimeKeysTest, HeadsRoundTripInEveryStateForm) {
+  Head none = owned_by(7);
+  none.sealed = true;
+  none.has_initialized = true;
+  Head inline_state = owned_by(8);
+  inline_state.form = StateForm::kInline;
+  inline_state.inline_state = std::string("\0\x01state", 7);
+  Head chunked = owned_by(9);
+  chunked.has_initialized = true;
+  chunked.form = StateForm::kChunked;
+  chunked.slot = 1;
+  chunked.chunks = 70;
+  chunked.size = 8u << 20;
+  for (const Head& h : {none, inline_state, chunked}) {
+    auto back = decode_head(encode_head(h));
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(*back, h);
+  }
+}
+
+TEST(RuntimeKeysTest, ConnectionsAndSchedulesRoundTrip) {
+  storage::PersistedConn c;
+  c.conn_id = "c-1";
+  c.kind = "websocket";
+  c.encoding = "cbor";
+  c.params = std::string("\xa1\x61x\x01", 4);
+  c.state = "s";
+  c.subscriptions = {"a", "b"};
+  c.request_path = "/ws?x=1";
+  c.request_headers = "h";
+  c.gateway_id = "gate";
+  c.request_id = "req!";
+  c.server_message_index = 65535;
+  c.client_message_index = 3;
+  auto conn = decode_conn(encode_conn(c));
+  ASSERT_TRUE(conn);
+  EXPECT_EQ(encode_conn(*conn), encode_conn(c));
+  EXPECT_EQ(conn->subscriptions, c.subscriptions);
+  EXPECT_EQ(conn->server_message_index, 65535);
+
+  storage::PersistedSchedule s{"e-1", -5, "tick", std::string("\x80", 1), 42, 3};
+  auto schedule = decode_schedule(encode_schedule(s));
+  ASSERT_TRUE(schedule);
+  EXPECT_EQ(schedule->event_id, "e-1");
+  EXPECT_EQ(schedule->trigger_at, -5);
+  EXPECT_EQ(schedule->args, s.args);
+  EXPECT_EQ(schedule->attempts, 3u);
+  s.args.reset();
+  schedule = decode_schedule(encode_schedule(s));
+  ASSERT_TRUE(schedule);
+  EXPECT_FALSE(schedule->args.has_value());
+}
+
+TEST(RuntimeKeysTest, DamagedValuesAreRefused) {
+  Head h = owned_by(1);
+  h.form = StateForm::kInline;
+  h.inline_state = "abc";
+  const std::string head = encode_head(h);
+  EXPECT_FALSE(decode_head(head.substr(0, head.size() - 1)));
+  EXPECT_FALSE(decode_head(head + "x"));
+  EXPECT_FALSE(decode_head(std::string("\x02") + head.substr(1)));  // unknown version
+  std::string bad_form = head;
+  bad_form[7] = '\x03';
+  EXPECT_FALSE(decode_head(bad_form));
+  const std::string conn = encode_conn(storage::PersistedConn{});
+  EXPECT_FALSE(decode_conn(conn.substr(0, conn.size() - 1)));
+  EXPECT_FALSE(decode_schedule(""));
+  EXPECT_EQ(decode_head("").error().code, "corrupt_record");
+}
+
+TEST(RuntimeKeysTest, KeysParseBackAndSortByEpochThenKind) {
+  auto c = parse_record_key(conn_key(0x01020304, "conn"));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->epoch, 0x01020304u);
+  EXPECT_EQ(c->kind, kConn);
+  EXPECT_EQ(c->id, "conn");
+  auto h = parse_record_key(head_key(5));
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->kind, kHead);
+  EXPECT_FALSE(parse_record_key(head_key(5) + "x"));                     // a head has no id
+  EXPECT_FALSE(parse_record_key(conn_key(5, "")));                       // a connection needs one
+  EXPECT_FALSE(parse_record_key(chunk_key(5, 0, 0)));                    // chunks are not records
+  EXPECT_FALSE(parse_record_key(std::string("\x01\0\0\0\x01\0\0", 7)));  // the old record
+  // Epochs in order, every record before every chunk, and the ranges cover what they say.
+  EXPECT_LT(schedule_key(1, "zzz"), head_key(2));
+  EXPECT_LT(conn_key(0xffffffff, "z"), chunk_key(0, 0, 0));
+  auto [rs, re] = all_records();
+  EXPECT_LE(rs, head_key(0));
+  EXPECT_LT(conn_key(0xffffffff, std::string(100, '\xff')), re);
+  auto [bs, be] = records_before(3);
+  EXPECT_LE(bs, conn_key(2, "x"));
+  EXPECT_LT(conn_key(2, std::string(10, '\xff')), be);
+  EXPECT_LE(be, head_key(3));
+  auto [ss, se] = slot_chunks(4, 1, 2);
+  EXPECT_EQ(ss, chunk_key(4, 1, 2));
+  EXPECT_LT(chunk_key(4, 1, 0xffffffff), se);
+  EXPECT_LE(se, chunk_key(4, 2, 0));
+  EXPECT_GT(chunk_key(4, 0, 9), chunks_before(4).first);
+  EXPECT_LE(chunks_before(4).second, chunk_key(4, 0, 0));
+  EXPECT_LT(chunk_key(3, 1, 9), chunks_before(4).second);
+}
+
+}  // namespace
+}  // namespace rivetkit::engine::runtime_keys
