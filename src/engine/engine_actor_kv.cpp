@@ -106,6 +106,18 @@ Task<Result<void>> EngineActorKv::write(storage::KvBatch batch) {
   co_return Result<void>{};
 }
 
+Task<Result<void>> EngineActorKv::write_loose(storage::KvBatch batch) {
+  auto requests = journal::apply_requests(batch.normalized());
+  batch = storage::KvBatch{};
+  for (auto& request : requests) {
+    auto op = send(std::move(request));
+    if (auto r = co_await std::move(op); !r) {
+      co_return r;
+    }
+  }
+  co_return Result<void>{};
+}
+
 Task<Result<std::vector<std::optional<std::string>>>> EngineActorKv::get(
     std::vector<std::string> keys) {
   std::vector<std::optional<std::string>> out(keys.size());

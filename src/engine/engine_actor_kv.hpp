@@ -30,12 +30,15 @@ class EngineActorKv final : public storage::ActorKv {
   Task<Result<std::vector<std::optional<std::string>>>> get(std::vector<std::string> keys) override;
   Task<Result<std::vector<storage::KvEntry>>> list(storage::KvQuery query) override;
   Task<Result<void>> write(storage::KvBatch batch) override;
+  bool mixed_writes_cost_more() const override { return true; }
   /// The engine counts a key as its length + 2 against 2048 bytes.
   std::size_t max_key_size() const override { return 2046; }
 
   /// Finishes the journaled writes a crash cut short past their commit point and deletes the
   /// others (before anything reads the actor's keys).
-  Task<Result<void>> recover();
+  Task<Result<void>> recover() override;
+  /// The batch as plain requests within the limits (range deletes, deletes, puts), no journal.
+  Task<Result<void>> write_loose(storage::KvBatch batch) override;
   /// One request (a write); its engine refusal is a storage error.
   Task<Result<void>> send(envoy::KvRequestData request);
 

@@ -35,6 +35,17 @@ class ActorKv {
   virtual Task<Result<std::vector<KvEntry>>> list(KvQuery query) = 0;
   /// Applies `batch` atomically; resumes once it is durable.
   virtual Task<Result<void>> write(KvBatch batch) = 0;
+  /// Applies `batch` without the promise of atomicity: each part may land on its own, and a
+  /// crash may leave some of it. For writes nothing reads until a later atomic write names them
+  /// (a large state's chunks), and deletes of what nothing reads. Resumes once all of it is
+  /// durable. The engine sends it as plain requests, without its commit journal.
+  virtual Task<Result<void>> write_loose(KvBatch batch) { return write(std::move(batch)); }
+  /// Finishes or undoes what a crash left half done (engine mode: its commit journal), before
+  /// anything reads the actor's keys.
+  virtual Task<Result<void>> recover() { co_return Result<void>{}; }
+  /// Whether a write with both puts and deletes costs more than one with puts only (the engine
+  /// takes them in separate requests, so it needs its commit journal to keep them atomic).
+  virtual bool mixed_writes_cost_more() const { return false; }
   /// The longest key this store takes (bytes, any namespace prefix included).
   virtual std::size_t max_key_size() const = 0;
 };

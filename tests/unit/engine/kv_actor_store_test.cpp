@@ -9,8 +9,8 @@
 
 #include "engine/kv_commit_journal.hpp"
 #include "engine/record_codec.hpp"
-#include "engine/runtime_keys.hpp"
 #include "memory_engine_kv.hpp"
+#include "storage/runtime_records.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +22,8 @@
 
 namespace rivetkit::engine {
 namespace {
+
+namespace runtime_records = storage::runtime_records;
 
 const std::string kActor = "actor-1";
 
@@ -259,7 +261,7 @@ TEST(KvActorStoreTest, AConnectionsIndexUpdateWritesThatConnectionsKeyOnly) {
   index.conn_upserts = {conn("c2", 7)};
   ASSERT_TRUE(run(store.commit(std::move(index))));
   EXPECT_EQ(engine->mutating_requests - before, 1);
-  EXPECT_EQ(engine->put_keys, std::vector<std::string>{runtime_keys::conn_key(1, "c2")});
+  EXPECT_EQ(engine->put_keys, std::vector<std::string>{runtime_records::conn_key(1, "c2")});
   auto loaded = load_actor(engine, 2);
   ASSERT_EQ(loaded.conns.size(), 3u);
   EXPECT_EQ(loaded.conns[1].server_message_index, 7);
@@ -269,7 +271,7 @@ TEST(KvActorStoreTest, AConnectionsIndexUpdateWritesThatConnectionsKeyOnly) {
 
 TEST(KvActorStoreTest, AStateOfEightMebibytesSurvivesEveryKindOfHandOver) {
   auto engine = std::make_shared<testing::MemoryEngineKv>();
-  const std::string chunks{runtime_keys::kPrefix, runtime_keys::kChunks};
+  const std::string chunks{runtime_records::kPrefix, runtime_records::kChunks};
   {
     KvActorStore store(engine, kActor, 1, std::nullopt);
     ASSERT_TRUE(run(store.load()));
@@ -327,8 +329,8 @@ TEST(KvActorStoreTest, ACleanStopHandsTheKeysOverInOnePut) {
   EXPECT_EQ(loaded.state, "one");
   EXPECT_EQ(loaded.conns.size(), 1u);
   EXPECT_EQ(engine->mutating_requests - before, 1);
-  EXPECT_EQ(engine->actors[kActor].count(runtime_keys::head_key(1)), 1u);
-  EXPECT_EQ(engine->actors[kActor].count(runtime_keys::head_key(2)), 0u);
+  EXPECT_EQ(engine->actors[kActor].count(runtime_records::head_key(1)), 1u);
+  EXPECT_EQ(engine->actors[kActor].count(runtime_records::head_key(2)), 0u);
 }
 
 TEST(KvActorStoreTest, AfterAnUncleanStopAStaleGenerationCannotReachTheNewData) {

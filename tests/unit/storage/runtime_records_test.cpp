@@ -1,14 +1,14 @@
-// The byte forms of the runtime's keys (engine/runtime_keys.hpp): values round-trip, keys parse
+// The byte forms of the runtime's keys (storage/runtime_records.hpp): values round-trip, keys parse
 // back to what made them, sort as the layout needs, and damaged bytes are refused.
 
-#include "engine/runtime_keys.hpp"
+#include "storage/runtime_records.hpp"
 
 #include <gtest/gtest.h>
 
-namespace rivetkit::engine::runtime_keys {
+namespace rivetkit::storage::runtime_records {
 namespace {
 
-TEST(RuntimeKeysTest, HeadsRoundTripInEveryStateForm) {
+TEST(RuntimeRecordsTest, HeadsRoundTripInEveryStateForm) {
   Head none = owned_by(7);
   none.sealed = true;
   none.has_initialized = true;
@@ -28,8 +28,8 @@ TEST(RuntimeKeysTest, HeadsRoundTripInEveryStateForm) {
   }
 }
 
-TEST(RuntimeKeysTest, ConnectionsAndSchedulesRoundTrip) {
-  storage::PersistedConn c;
+TEST(RuntimeRecordsTest, ConnectionsAndSchedulesRoundTrip) {
+  PersistedConn c;
   c.conn_id = "c-1";
   c.kind = "websocket";
   c.encoding = "cbor";
@@ -48,7 +48,7 @@ TEST(RuntimeKeysTest, ConnectionsAndSchedulesRoundTrip) {
   EXPECT_EQ(conn->subscriptions, c.subscriptions);
   EXPECT_EQ(conn->server_message_index, 65535);
 
-  storage::PersistedSchedule s{"e-1", -5, "tick", std::string("\x80", 1), 42, 3};
+  PersistedSchedule s{"e-1", -5, "tick", std::string("\x80", 1), 42, 3};
   auto schedule = decode_schedule(encode_schedule(s));
   ASSERT_TRUE(schedule);
   EXPECT_EQ(schedule->event_id, "e-1");
@@ -61,7 +61,7 @@ TEST(RuntimeKeysTest, ConnectionsAndSchedulesRoundTrip) {
   EXPECT_FALSE(schedule->args.has_value());
 }
 
-TEST(RuntimeKeysTest, DamagedValuesAreRefused) {
+TEST(RuntimeRecordsTest, DamagedValuesAreRefused) {
   Head h = owned_by(1);
   h.form = StateForm::kInline;
   h.inline_state = "abc";
@@ -72,13 +72,13 @@ TEST(RuntimeKeysTest, DamagedValuesAreRefused) {
   std::string bad_form = head;
   bad_form[7] = '\x03';
   EXPECT_FALSE(decode_head(bad_form));
-  const std::string conn = encode_conn(storage::PersistedConn{});
+  const std::string conn = encode_conn(PersistedConn{});
   EXPECT_FALSE(decode_conn(conn.substr(0, conn.size() - 1)));
   EXPECT_FALSE(decode_schedule(""));
   EXPECT_EQ(decode_head("").error().code, "corrupt_record");
 }
 
-TEST(RuntimeKeysTest, KeysParseBackAndSortByEpochThenKind) {
+TEST(RuntimeRecordsTest, KeysParseBackAndSortByEpochThenKind) {
   auto c = parse_record_key(conn_key(0x01020304, "conn"));
   ASSERT_TRUE(c);
   EXPECT_EQ(c->epoch, 0x01020304u);
@@ -111,4 +111,4 @@ TEST(RuntimeKeysTest, KeysParseBackAndSortByEpochThenKind) {
 }
 
 }  // namespace
-}  // namespace rivetkit::engine::runtime_keys
+}  // namespace rivetkit::storage::runtime_records

@@ -1,8 +1,8 @@
-#include "engine/runtime_keys.hpp"
+#include "storage/runtime_records.hpp"
 
 #include "protocol/bare/bare.hpp"
 
-namespace rivetkit::engine::runtime_keys {
+namespace rivetkit::storage::runtime_records {
 
 namespace bare = protocol::bare;
 
@@ -40,7 +40,7 @@ std::string chunks_prefix(std::uint32_t epoch) {
 }
 
 Error corrupt(std::string what) {
-  return Error{"engine", "corrupt_record", "Stored actor record is corrupt: " + std::move(what),
+  return Error{"storage", "corrupt_record", "Stored actor record is corrupt: " + std::move(what),
                std::nullopt, false};
 }
 
@@ -185,7 +185,7 @@ Result<Head> decode_head(std::string_view bytes) {
   return h;
 }
 
-std::string encode_conn(const storage::PersistedConn& c) {
+std::string encode_conn(const PersistedConn& c) {
   std::string out;
   bare::Writer w(out);
   w.u8(kConnVersion);
@@ -207,9 +207,9 @@ std::string encode_conn(const storage::PersistedConn& c) {
   return out;
 }
 
-Result<storage::PersistedConn> decode_conn(std::string_view bytes) {
+Result<PersistedConn> decode_conn(std::string_view bytes) {
   bare::Reader r(bytes);
-  storage::PersistedConn c;
+  PersistedConn c;
   std::uint8_t version = 0;
   if (!r.u8(version) || version != kConnVersion) {
     return fail(corrupt("unknown connection version"));
@@ -240,7 +240,7 @@ Result<storage::PersistedConn> decode_conn(std::string_view bytes) {
   return c;
 }
 
-std::string encode_schedule(const storage::PersistedSchedule& s) {
+std::string encode_schedule(const PersistedSchedule& s) {
   std::string out;
   bare::Writer w(out);
   w.u8(kScheduleVersion);
@@ -256,9 +256,9 @@ std::string encode_schedule(const storage::PersistedSchedule& s) {
   return out;
 }
 
-Result<storage::PersistedSchedule> decode_schedule(std::string_view bytes) {
+Result<PersistedSchedule> decode_schedule(std::string_view bytes) {
   bare::Reader r(bytes);
-  storage::PersistedSchedule s;
+  PersistedSchedule s;
   std::uint8_t version = 0;
   if (!r.u8(version) || version != kScheduleVersion) {
     return fail(corrupt("unknown schedule version"));
@@ -280,4 +280,4 @@ Result<storage::PersistedSchedule> decode_schedule(std::string_view bytes) {
   return s;
 }
 
-}  // namespace rivetkit::engine::runtime_keys
+}  // namespace rivetkit::storage::runtime_records

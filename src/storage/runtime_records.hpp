@@ -31,7 +31,7 @@
 #include <string>
 #include <string_view>
 
-namespace rivetkit::engine::runtime_keys {
+namespace rivetkit::storage::runtime_records {
 
 inline constexpr char kPrefix = '\x03';
 inline constexpr char kRecords = 'r';
@@ -99,10 +99,10 @@ inline Head owned_by(std::uint32_t owner) {
 std::string encode_head(const Head& head);
 Result<Head> decode_head(std::string_view bytes);
 
-std::string encode_conn(const storage::PersistedConn& conn);
-Result<storage::PersistedConn> decode_conn(std::string_view bytes);
+std::string encode_conn(const PersistedConn& conn);
+Result<PersistedConn> decode_conn(std::string_view bytes);
 
-std::string encode_schedule(const storage::PersistedSchedule& schedule);
-Result<storage::PersistedSchedule> decode_schedule(std::string_view bytes);
+std::string encode_schedule(const PersistedSchedule& schedule);
+Result<PersistedSchedule> decode_schedule(std::string_view bytes);
 
-}  // namespace rivetkit::engine::runtime_keys
+}  // namespace rivetkit::storage::runtime_records
