@@ -1,6 +1,7 @@
 #include "engine/record_codec.hpp"
 
 #include "protocol/bare/bare.hpp"
+#include "storage/runtime_records.hpp"
 
 #include <algorithm>
 
@@ -54,30 +55,11 @@ std::string encode_record(const storage::PersistedActor& a) {
   write_opt(w, a.state);
   w.uint(a.conns.size());
   for (const auto& c : a.conns) {
-    w.str(c.conn_id);
-    w.str(c.kind);
-    w.str(c.encoding);
-    w.data(c.params);
-    w.data(c.state);
-    w.uint(c.subscriptions.size());
-    for (const auto& s : c.subscriptions) {
-      w.str(s);
-    }
-    w.str(c.request_path);
-    w.data(c.request_headers);
-    w.data(c.gateway_id);
-    w.data(c.request_id);
-    w.u16(c.server_message_index);
-    w.u16(c.client_message_index);
+    storage::runtime_records::write_conn_fields(w, c);
   }
   w.uint(a.schedules.size());
   for (const auto& s : a.schedules) {
-    w.str(s.event_id);
-    w.i64(s.trigger_at);
-    w.str(s.action);
-    write_opt(w, s.args);
-    w.i64(s.created_at);
-    w.u32(s.attempts);
+    storage::runtime_records::write_schedule_fields(w, s);
   }
   return out;
 }
@@ -97,26 +79,9 @@ Result<storage::PersistedActor> decode_record(std::string_view bytes) {
   }
   for (std::uint64_t i = 0; i < n && !r.failed(); ++i) {
     storage::PersistedConn c;
-    r.str(c.conn_id);
-    r.str(c.kind);
-    r.str(c.encoding);
-    r.data(c.params);
-    r.data(c.state);
-    std::uint64_t subs = 0;
-    if (!read_count(r, subs)) {
-      return fail(corrupt("subscription count"));
+    if (!storage::runtime_records::read_conn_fields(r, c)) {
+      return fail(corrupt("connection"));
     }
-    for (std::uint64_t j = 0; j < subs && !r.failed(); ++j) {
-      std::string s;
-      r.str(s);
-      c.subscriptions.push_back(std::move(s));
-    }
-    r.str(c.request_path);
-    r.data(c.request_headers);
-    r.data(c.gateway_id);
-    r.data(c.request_id);
-    r.u16(c.server_message_index);
-    r.u16(c.client_message_index);
     a.conns.push_back(std::move(c));
   }
   if (!read_count(r, n)) {
@@ -124,12 +89,9 @@ Result<storage::PersistedActor> decode_record(std::string_view bytes) {
   }
   for (std::uint64_t i = 0; i < n && !r.failed(); ++i) {
     storage::PersistedSchedule s;
-    r.str(s.event_id);
-    r.i64(s.trigger_at);
-    r.str(s.action);
-    read_opt(r, s.args);
-    r.i64(s.created_at);
-    r.u32(s.attempts);
+    if (!storage::runtime_records::read_schedule_fields(r, s)) {
+      return fail(corrupt("schedule"));
+    }
     a.schedules.push_back(std::move(s));
   }
   if (r.failed() || !r.at_end()) {

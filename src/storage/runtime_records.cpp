@@ -185,10 +185,7 @@ Result<Head> decode_head(std::string_view bytes) {
   return h;
 }
 
-std::string encode_conn(const PersistedConn& c) {
-  std::string out;
-  bare::Writer w(out);
-  w.u8(kConnVersion);
+void write_conn_fields(bare::Writer& w, const PersistedConn& c) {
   w.str(c.conn_id);
   w.str(c.kind);
   w.str(c.encoding);
@@ -204,16 +201,9 @@ std::string encode_conn(const PersistedConn& c) {
   w.data(c.request_id);
   w.u16(c.server_message_index);
   w.u16(c.client_message_index);
-  return out;
 }
 
-Result<PersistedConn> decode_conn(std::string_view bytes) {
-  bare::Reader r(bytes);
-  PersistedConn c;
-  std::uint8_t version = 0;
-  if (!r.u8(version) || version != kConnVersion) {
-    return fail(corrupt("unknown connection version"));
-  }
+bool read_conn_fields(bare::Reader& r, PersistedConn& c) {
   r.str(c.conn_id);
   r.str(c.kind);
   r.str(c.encoding);
@@ -221,7 +211,7 @@ Result<PersistedConn> decode_conn(std::string_view bytes) {
   r.data(c.state);
   std::uint64_t subs = 0;
   if (!read_count(r, subs)) {
-    return fail(corrupt("subscription count"));
+    return false;
   }
   for (std::uint64_t j = 0; j < subs && !r.failed(); ++j) {
     std::string s;
@@ -234,16 +224,10 @@ Result<PersistedConn> decode_conn(std::string_view bytes) {
   r.data(c.request_id);
   r.u16(c.server_message_index);
   r.u16(c.client_message_index);
-  if (r.failed() || !r.at_end()) {
-    return fail(corrupt("truncated or trailing bytes in a connection"));
-  }
-  return c;
+  return !r.failed();
 }
 
-std::string encode_schedule(const PersistedSchedule& s) {
-  std::string out;
-  bare::Writer w(out);
-  w.u8(kScheduleVersion);
+void write_schedule_fields(bare::Writer& w, const PersistedSchedule& s) {
   w.str(s.event_id);
   w.i64(s.trigger_at);
   w.str(s.action);
@@ -253,16 +237,9 @@ std::string encode_schedule(const PersistedSchedule& s) {
   }
   w.i64(s.created_at);
   w.u32(s.attempts);
-  return out;
 }
 
-Result<PersistedSchedule> decode_schedule(std::string_view bytes) {
-  bare::Reader r(bytes);
-  PersistedSchedule s;
-  std::uint8_t version = 0;
-  if (!r.u8(version) || version != kScheduleVersion) {
-    return fail(corrupt("unknown schedule version"));
-  }
+bool read_schedule_fields(bare::Reader& r, PersistedSchedule& s) {
   r.str(s.event_id);
   r.i64(s.trigger_at);
   r.str(s.action);
@@ -274,7 +251,46 @@ Result<PersistedSchedule> decode_schedule(std::string_view bytes) {
   }
   r.i64(s.created_at);
   r.u32(s.attempts);
-  if (r.failed() || !r.at_end()) {
+  return !r.failed();
+}
+
+std::string encode_conn(const PersistedConn& c) {
+  std::string out;
+  bare::Writer w(out);
+  w.u8(kConnVersion);
+  write_conn_fields(w, c);
+  return out;
+}
+
+Result<PersistedConn> decode_conn(std::string_view bytes) {
+  bare::Reader r(bytes);
+  PersistedConn c;
+  std::uint8_t version = 0;
+  if (!r.u8(version) || version != kConnVersion) {
+    return fail(corrupt("unknown connection version"));
+  }
+  if (!read_conn_fields(r, c) || !r.at_end()) {
+    return fail(corrupt("truncated or trailing bytes in a connection"));
+  }
+  return c;
+}
+
+std::string encode_schedule(const PersistedSchedule& s) {
+  std::string out;
+  bare::Writer w(out);
+  w.u8(kScheduleVersion);
+  write_schedule_fields(w, s);
+  return out;
+}
+
+Result<PersistedSchedule> decode_schedule(std::string_view bytes) {
+  bare::Reader r(bytes);
+  PersistedSchedule s;
+  std::uint8_t version = 0;
+  if (!r.u8(version) || version != kScheduleVersion) {
+    return fail(corrupt("unknown schedule version"));
+  }
+  if (!read_schedule_fields(r, s) || !r.at_end()) {
     return fail(corrupt("truncated or trailing bytes in a schedule"));
   }
   return s;

@@ -31,6 +31,11 @@
 #include <string>
 #include <string_view>
 
+namespace rivetkit::protocol::bare {
+class Writer;
+class Reader;
+}  // namespace rivetkit::protocol::bare
+
 namespace rivetkit::storage::runtime_records {
 
 inline constexpr char kPrefix = '\x03';
@@ -98,6 +103,14 @@ inline Head owned_by(std::uint32_t owner) {
 
 std::string encode_head(const Head& head);
 Result<Head> decode_head(std::string_view bytes);
+
+/// The fields of a connection and of a schedule without a version byte (shared with engine
+/// mode's record of earlier releases, record_codec.cpp). A read returns false when the bytes
+/// do not hold them.
+void write_conn_fields(protocol::bare::Writer& w, const PersistedConn& conn);
+bool read_conn_fields(protocol::bare::Reader& r, PersistedConn& conn);
+void write_schedule_fields(protocol::bare::Writer& w, const PersistedSchedule& schedule);
+bool read_schedule_fields(protocol::bare::Reader& r, PersistedSchedule& schedule);
 
 std::string encode_conn(const PersistedConn& conn);
 Result<PersistedConn> decode_conn(std::string_view bytes);

@@ -7,9 +7,8 @@
 
 #include "engine/engine_kv.hpp"
 #include "storage/kv.hpp"
+#include "unit/run_task.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -20,35 +19,7 @@
 
 namespace rivetkit::engine::testing {
 
-/// Runs `task` to its end on an io_context of its own (the KV tests' stores never wait on
-/// anything but the model).
-template <class T>
-T run(Task<T> task) {
-  boost::asio::io_context io;
-  std::optional<T> out;
-  boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T v) {
-    if (e) {
-      std::rethrow_exception(e);
-    }
-    out = std::move(v);
-  });
-  io.run();
-  EXPECT_TRUE(out.has_value());
-  return std::move(*out);
-}
-
-inline void run(Task<void> task) {
-  boost::asio::io_context io;
-  bool done = false;
-  boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e) {
-    if (e) {
-      std::rethrow_exception(e);
-    }
-    done = true;
-  });
-  io.run();
-  EXPECT_TRUE(done);
-}
+using rivetkit::testing::run;
 
 class MemoryEngineKv final : public EngineKv {
  public:

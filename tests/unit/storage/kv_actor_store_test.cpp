@@ -4,8 +4,8 @@
 
 #include "storage/kv_actor_store.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
+#include "unit/run_task.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -47,30 +47,7 @@ class MapActorKv final : public ActorKv {
   std::shared_ptr<std::map<std::string, std::string>> data_;
 };
 
-template <class T>
-T run(Task<T> task) {
-  boost::asio::io_context io;
-  std::optional<T> out;
-  boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T v) {
-    if (e) {
-      std::rethrow_exception(e);
-    }
-    out = std::move(v);
-  });
-  io.run();
-  EXPECT_TRUE(out.has_value());
-  return std::move(*out);
-}
-
-void run(Task<void> task) {
-  boost::asio::io_context io;
-  boost::asio::co_spawn(io, std::move(task), [](std::exception_ptr e) {
-    if (e) {
-      std::rethrow_exception(e);
-    }
-  });
-  io.run();
-}
+using rivetkit::testing::run;
 
 std::unique_ptr<KvActorStore> unfenced(std::shared_ptr<std::map<std::string, std::string>> data,
                                        std::uint32_t generation,
