@@ -12,6 +12,29 @@
 
 namespace rivetkit::storage {
 
+namespace {
+
+/// A connection's key as it would be without its message indexes.
+std::string cold_encoding(PersistedConn conn) {
+  conn.server_message_index = 0;
+  conn.client_message_index = 0;
+  return runtime_records::encode_conn(conn);
+}
+
+std::optional<std::int64_t> earliest(const std::multiset<std::int64_t>& times) {
+  return times.empty() ? std::nullopt : std::optional<std::int64_t>(*times.begin());
+}
+
+std::size_t index_table_bytes(const runtime_records::Head& head) {
+  std::size_t bytes = 0;
+  for (const auto& entry : head.indexes) {
+    bytes += runtime_records::index_entry_bytes(entry.first);
+  }
+  return bytes;
+}
+
+}  // namespace
+
 KvActorStore::KvActorStore(std::string actor_id,
                            std::unique_ptr<ActorKv> kv,
                            KvActorStoreOptions options)
@@ -23,6 +46,13 @@ KvActorStore::KvActorStore(std::string actor_id,
       head_(runtime_records::owned_by(options_.generation)) {}
 
 Task<Result<PersistedActor>> KvActorStore::load() {
+  auto op = read_and_own();
+  auto actor = co_await std::move(op);
+  loaded_ = actor.has_value();
+  co_return actor;
+}
+
+Task<Result<PersistedActor>> KvActorStore::read_and_own() {
   // A commit a crash cut short past its commit point is finished first: what follows reads it.
   auto recover_op = kv_->recover();
   if (auto recovered = co_await std::move(recover_op); !recovered) {
@@ -145,6 +175,9 @@ Task<Result<PersistedActor>> KvActorStore::read_epoch(std::uint32_t epoch,
                                                       const std::vector<KvEntry>& records) {
   PersistedActor actor;
   actor.has_initialized = head.has_initialized;
+  cold_.clear();
+  schedule_at_.clear();
+  trigger_times_.clear();
   for (const auto& e : records) {
     auto key = runtime_records::parse_record_key(e.key);
     if (!key) {
@@ -162,12 +195,19 @@ Task<Result<PersistedActor>> KvActorStore::read_epoch(std::uint32_t epoch,
       if (!conn) {
         co_return fail(conn.error());
       }
+      cold_[conn->conn_id] = cold_encoding(*conn);
+      if (auto idx = head.indexes.find(conn->conn_id); idx != head.indexes.end()) {
+        conn->server_message_index = idx->second.server;
+        conn->client_message_index = idx->second.client;
+      }
       actor.conns.push_back(std::move(*conn));
     } else if (key->kind == runtime_records::kSchedule) {
       auto schedule = runtime_records::decode_schedule(e.value);
       if (!schedule) {
         co_return fail(schedule.error());
       }
+      schedule_at_[schedule->event_id] = schedule->trigger_at;
+      trigger_times_.insert(schedule->trigger_at);
       actor.schedules.push_back(std::move(*schedule));
     }
   }
@@ -255,18 +295,25 @@ Task<Result<void>> KvActorStore::take_over(const PersistedActor& actor, bool leg
   KvBatch batch;
   // A record of the old format kept no input: the start command's is the one to keep.
   if (const auto& input = actor.input ? actor.input : options_.input;
-      input && actor.has_initialized) {
+      input && actor.has_initialized && options_.store_input) {
     batch.put(runtime_records::input_key(epoch_), *input);
   }
+  cold_.clear();
   for (const auto& c : actor.conns) {
+    // With their indexes: the new head's index table starts empty.
     batch.put(runtime_records::conn_key(epoch_, c.conn_id), runtime_records::encode_conn(c));
+    cold_[c.conn_id] = cold_encoding(c);
   }
+  schedule_at_.clear();
+  trigger_times_.clear();
   for (const auto& s : actor.schedules) {
     batch.put(runtime_records::schedule_key(epoch_, s.event_id),
               runtime_records::encode_schedule(s));
+    schedule_at_[s.event_id] = s.trigger_at;
+    trigger_times_.insert(s.trigger_at);
   }
   batch.put(runtime_records::head_key(epoch_), runtime_records::encode_head(head_));
-  auto write_op = kv_->write(std::move(batch));
+  auto write_op = write_commit(std::move(batch), NextAlarm{earliest(trigger_times_)});
   if (auto written = co_await std::move(write_op); !written) {
     co_return written;
   }
@@ -321,6 +368,13 @@ Task<Result<void>> KvActorStore::commit(ActorWrite write) {
     co_return fail(Error{"storage", "store_closed",
                          "Actor " + actor_id_ + " wrote after it stopped", std::nullopt, false});
   }
+  if (!loaded_) {
+    // A commit builds on what is stored (the head, the connections' keys): read it first.
+    auto load_op = load();
+    if (auto loaded = co_await std::move(load_op); !loaded) {
+      co_return fail(loaded.error());
+    }
+  }
   std::vector<PersistedConn> tunneled;
   if (options_.on_conns_durable) {
     for (const auto& c : write.conn_upserts) {
@@ -332,7 +386,8 @@ Task<Result<void>> KvActorStore::commit(ActorWrite write) {
   runtime_records::Head next = head_;
   KvBatch batch;
   if (write.has_initialized) {
-    if (*write.has_initialized && !head_.has_initialized && options_.input) {
+    if (*write.has_initialized && !head_.has_initialized && options_.input
+        && options_.store_input) {
       batch.put(runtime_records::input_key(epoch_), *options_.input);
     }
     next.has_initialized = *write.has_initialized;
@@ -359,8 +414,31 @@ Task<Result<void>> KvActorStore::commit(ActorWrite write) {
       next.has_initialized = write.has_initialized.value_or(head_.has_initialized);
     }
   }
+  // A connection's indexes go into the head's table (while it has room); its key is written
+  // only when something else in it changed, or when the table has no room for it.
+  std::vector<std::pair<std::string, std::string>> cold_written;
+  std::size_t table_bytes = index_table_bytes(next);
   for (const auto& c : write.conn_upserts) {
-    batch.put(runtime_records::conn_key(epoch_, c.conn_id), runtime_records::encode_conn(c));
+    std::string cold = cold_encoding(c);
+    auto in_table = next.indexes.find(c.conn_id);
+    if (in_table == next.indexes.end()
+        && table_bytes + runtime_records::index_entry_bytes(c.conn_id)
+               <= runtime_records::kIndexTableBytes) {
+      in_table = next.indexes.emplace(c.conn_id, runtime_records::MessageIndexes{}).first;
+      table_bytes += runtime_records::index_entry_bytes(c.conn_id);
+    }
+    if (in_table != next.indexes.end()) {
+      in_table->second.server = c.server_message_index;
+      in_table->second.client = c.client_message_index;
+    }
+    auto known = cold_.find(c.conn_id);
+    if (in_table == next.indexes.end() || known == cold_.end() || known->second != cold) {
+      batch.put(runtime_records::conn_key(epoch_, c.conn_id), runtime_records::encode_conn(c));
+      cold_written.emplace_back(c.conn_id, std::move(cold));
+    }
+  }
+  for (const auto& id : write.conn_deletes) {
+    next.indexes.erase(id);
   }
   for (const auto& s : write.schedule_upserts) {
     batch.put(runtime_records::schedule_key(epoch_, s.event_id),
@@ -372,7 +450,10 @@ Task<Result<void>> KvActorStore::commit(ActorWrite write) {
       std::erase(tombstones_, std::get<KvPut>(op).key);
     }
   }
-  if (!head_written_ || next != head_) {
+  // Fenced, the first commit of a generation names it the epoch's owner. Records need a head
+  // (a load takes an epoch without one for a copy a crash cut short); an unfenced actor that only
+  // ever wrote KV needs none.
+  if ((!head_written_ && (options_.fenced || !batch.empty())) || next != head_) {
     batch.put(runtime_records::head_key(epoch_), runtime_records::encode_head(next));
   }
   // Deletes next to puts become tombstones, so that the commit stays one request (file comment
@@ -393,10 +474,40 @@ Task<Result<void>> KvActorStore::commit(ActorWrite write) {
     }
   }
   batch.append(std::move(write.kv));
-  auto op = kv_->write(std::move(batch));
+  // The next alarm, when schedules change (rarely: copies of the two small indexes).
+  std::optional<NextAlarm> alarm;
+  std::unordered_map<std::string, std::int64_t> schedule_at;
+  std::multiset<std::int64_t> trigger_times;
+  const bool schedules_changed = !write.schedule_upserts.empty() || !write.schedule_deletes.empty();
+  if (schedules_changed) {
+    schedule_at = schedule_at_;
+    trigger_times = trigger_times_;
+    auto drop = [&](const std::string& id) {
+      if (auto it = schedule_at.find(id); it != schedule_at.end()) {
+        trigger_times.erase(trigger_times.find(it->second));
+        schedule_at.erase(it);
+      }
+    };
+    for (const auto& sch : write.schedule_upserts) {
+      drop(sch.event_id);
+      schedule_at[sch.event_id] = sch.trigger_at;
+      trigger_times.insert(sch.trigger_at);
+    }
+    for (const auto& id : write.schedule_deletes) {
+      drop(id);
+    }
+    if (earliest(trigger_times) != earliest(trigger_times_)) {
+      alarm = NextAlarm{earliest(trigger_times)};
+    }
+  }
+  auto op = write_commit(std::move(batch), alarm);
   auto done = co_await std::move(op);
   if (!done) {
     co_return done;
+  }
+  if (schedules_changed) {
+    schedule_at_ = std::move(schedule_at);
+    trigger_times_ = std::move(trigger_times);
   }
   const bool chunks_dropped =
       head_.form == runtime_records::StateForm::kChunked
@@ -404,6 +515,12 @@ Task<Result<void>> KvActorStore::commit(ActorWrite write) {
   const std::uint8_t old_slot = head_.slot;
   head_ = std::move(next);
   head_written_ = true;
+  for (auto& [id, cold] : cold_written) {
+    cold_[id] = std::move(cold);
+  }
+  for (const auto& id : write.conn_deletes) {
+    cold_.erase(id);
+  }
   if (chunks_dropped) {
     auto clean_op = clean(runtime_records::slot_chunks(epoch_, old_slot));
     co_await std::move(clean_op);
@@ -419,6 +536,10 @@ Task<Result<void>> KvActorStore::commit(ActorWrite write) {
     options_.on_conns_durable(std::move(tunneled));
   }
   co_return done;
+}
+
+Task<Result<void>> KvActorStore::write_commit(KvBatch batch, std::optional<NextAlarm>) {
+  return kv_->write(std::move(batch));
 }
 
 Task<void> KvActorStore::close() {

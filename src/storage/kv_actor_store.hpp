@@ -8,8 +8,10 @@
 // Layout (runtime_records.hpp): one head key (owner, sealed flag, created flag, the state or where
 // its chunks are), one key per hibernating connection, one per schedule, the create input, all
 // in one epoch's key space under 0x03; large state in chunks behind the head. A commit is ONE
-// ActorKv write of the keys it changes (a connection's message-index update writes that
-// connection's key only), atomic with the user's KV writes; a state above 96 KiB first writes its
+// ActorKv write of the keys it changes, atomic with the user's KV writes. Message indexes, the
+// part of a hibernating connection that nearly every message moves, live in the head (up to
+// runtime_records::kIndexTableBytes of them), so that a message which changes the state and any
+// number of connections' indexes writes one key: the head; a state above 96 KiB first writes its
 // chunks into the slot the head does not name, then the head names them in that atomic write.
 // No size limit: an 8 MiB state is 69 chunks.
 //
@@ -38,7 +40,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace rivetkit::storage {
@@ -59,9 +63,17 @@ struct KvActorStoreOptions {
   /// Hand-over between generations fenced by epochs and seals (see the file comment). Without
   /// it everything is in epoch 0: nothing is sealed or copied (one process owns the data).
   bool fenced = true;
+  /// Keep the create input under the records (engine mode). Local mode keeps it in the actor
+  /// directory instead, and sets the loaded actor's input itself.
+  bool store_input = true;
   /// Told, after a commit is durable, which connections it saved.
   std::function<void(std::vector<PersistedConn>)> on_conns_durable;
   std::optional<LegacyRecords> legacy;
+};
+
+/// The earliest trigger time of an actor's schedules after a commit (nullopt: none left).
+struct NextAlarm {
+  std::optional<std::int64_t> at;
 };
 
 class KvActorStore : public ActorStore {
@@ -69,13 +81,23 @@ class KvActorStore : public ActorStore {
   KvActorStore(std::string actor_id, std::unique_ptr<ActorKv> kv, KvActorStoreOptions options);
 
   Task<Result<PersistedActor>> load() override;
+  /// Loads first when load() has not succeeded yet (a commit builds on the stored head).
   Task<Result<void>> commit(ActorWrite write) override;
   ActorKv& kv_store() override { return *kv_; }
   /// Seals the epoch: this generation stopped cleanly and writes nothing more (commits after it
   /// fail), so the next one takes the keys over without copying them.
   Task<void> close() override;
 
+ protected:
+  /// Writes one commit's batch atomically. `alarm` is set when the commit changes the earliest
+  /// schedule's time: a store that keeps it next to the actor (local mode's directory, for
+  /// wake-ups without a scan) writes it in the same transaction.
+  virtual Task<Result<void>> write_commit(KvBatch batch, std::optional<NextAlarm> alarm);
+  std::unique_ptr<ActorKv>& kv() { return kv_; }
+
  private:
+  /// load(): reads the newest epoch and makes it this generation's (see the file comment).
+  Task<Result<PersistedActor>> read_and_own();
   /// The actor as epoch `epoch`'s records (and chunks) hold it.
   Task<Result<PersistedActor>> read_epoch(std::uint32_t epoch,
                                           const runtime_records::Head& head,
@@ -102,11 +124,19 @@ class KvActorStore : public ActorStore {
   std::uint32_t epoch_;
   runtime_records::Head head_;
   bool head_written_ = false;
+  bool loaded_ = false;
   bool sealed_ = false;
   /// Keys of this epoch holding a tombstone (runtime_records.hpp), deleted kTombstonesPerDelete
   /// at a time after the commit that reaches that many, and at close().
   static constexpr std::size_t kTombstonesPerDelete = 128;
   std::vector<std::string> tombstones_;
+  /// Each stored connection's key without its message indexes, as this generation last read or
+  /// wrote it: an upsert that changes nothing else, of a connection the head's index table
+  /// holds, writes the head alone.
+  std::unordered_map<std::string, std::string> cold_;
+  /// Each stored schedule's trigger time, and those times sorted: the next alarm.
+  std::unordered_map<std::string, std::int64_t> schedule_at_;
+  std::multiset<std::int64_t> trigger_times_;
 };
 
 }  // namespace rivetkit::storage

@@ -15,6 +15,7 @@
 #include "storage/dir_lock.hpp"
 #include "storage/fault_injection.hpp"
 #include "storage/fault_vfs.hpp"
+#include "storage/kv_actor_store.hpp"
 #include "storage/schema.hpp"
 #include "storage/sqlite.hpp"
 #include "storage/worker.hpp"
@@ -183,51 +184,6 @@ Result<void> for_each_row(Statement& s, Fn&& row) {
   }
 }
 
-Result<void> read_conns(Statement& s, std::int64_t rid, std::vector<PersistedConn>& out) {
-  StatementScope scope(s);
-  s.bind_int64(1, rid);
-  return for_each_row(s, [&out](const Statement& row) -> Result<void> {
-    PersistedConn conn;
-    conn.conn_id = row.column_text(0);
-    conn.kind = row.column_text(1);
-    conn.encoding = row.column_text(2);
-    conn.params = row.column_blob(3);
-    conn.state = row.column_blob(4);
-    auto subscriptions = decode_subscriptions(row.column_blob(5));
-    if (!subscriptions) {
-      return fail(std::move(subscriptions.error()));
-    }
-    conn.subscriptions = std::move(*subscriptions);
-    conn.request_path = row.column_text(6);
-    conn.request_headers = row.column_blob(7);
-    conn.gateway_id = row.column_blob(8);
-    conn.request_id = row.column_blob(9);
-    conn.server_message_index = clamp_to<std::uint16_t>(row.column_int64(10));
-    conn.client_message_index = clamp_to<std::uint16_t>(row.column_int64(11));
-    out.push_back(std::move(conn));
-    return {};
-  });
-}
-
-Result<void> read_schedules(Statement& s, std::int64_t rid, std::vector<PersistedSchedule>& out) {
-  StatementScope scope(s);
-  s.bind_int64(1, rid);
-  return for_each_row(s, [&out](const Statement& row) -> Result<void> {
-    PersistedSchedule schedule;
-    schedule.event_id = row.column_text(0);
-    schedule.trigger_at = row.column_int64(1);
-    schedule.action = row.column_text(2);
-    schedule.args = row.column_optional_blob(3);
-    schedule.created_at = row.column_int64(4);
-    schedule.attempts = clamp_to<std::uint32_t>(row.column_int64(5));
-    out.push_back(std::move(schedule));
-    return {};
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Connections
-
 struct Stats {
   std::atomic<std::uint64_t> write_ops{0};
   std::atomic<std::uint64_t> transactions{0};
@@ -242,10 +198,10 @@ struct WriterConn {
   Database db;
   Statement begin, commit, rollback, savepoint, release, rollback_to;
   Statement find_live, insert_actor, destroy_mark, reserve_generation;
-  Statement live_rid, upsert_state, upsert_conn, delete_conn, upsert_schedule, delete_schedule;
+  Statement live_rid, set_alarm;
   Statement kv_put, kv_delete, kv_delete_range;
   // destroy_actor: every per-actor table
-  Statement delete_state, delete_conns, delete_schedules, delete_kv;
+  Statement delete_kv;
 
   void close() {
     *this = WriterConn{};  // finalizes the statements, then closes the connection
@@ -255,7 +211,7 @@ struct WriterConn {
 struct ReaderConn {
   Database db;
   Statement begin, rollback;  // a read transaction: one snapshot for several statements
-  Statement get_by_id, find_live, load, load_conns, load_schedules, live_generation, pending_alarms;
+  Statement get_by_id, find_live, load, live_generation, pending_alarms;
   Statement live_counts;
   // [has key][include destroyed]
   std::array<std::array<Statement, 2>, 2> list;
@@ -298,11 +254,8 @@ Result<void> prepare_writer(WriterConn& c) {
     "INSERT INTO actors(actor_id, name, key, input, crash_policy, create_ts, destroy_ts, "
     "generation) VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7)");
   p(c.destroy_mark,
-    "UPDATE actors SET destroy_ts = ?2, input = NULL WHERE actor_id = ?1 AND destroy_ts IS NULL "
-    "RETURNING rid");
-  p(c.delete_state, "DELETE FROM actor_state WHERE rid = ?1");
-  p(c.delete_conns, "DELETE FROM actor_conns WHERE rid = ?1");
-  p(c.delete_schedules, "DELETE FROM actor_schedules WHERE rid = ?1");
+    "UPDATE actors SET destroy_ts = ?2, input = NULL, next_alarm = NULL WHERE actor_id = ?1 AND "
+    "destroy_ts IS NULL RETURNING rid");
   p(c.delete_kv, "DELETE FROM actor_kv WHERE rid = ?1");
   p(c.kv_put, "INSERT OR REPLACE INTO actor_kv(rid, key, value) VALUES (?1, ?2, ?3)");
   p(c.kv_delete, "DELETE FROM actor_kv WHERE rid = ?1 AND key = ?2");
@@ -311,20 +264,7 @@ Result<void> prepare_writer(WriterConn& c) {
     "UPDATE actors SET generation = generation + ?2 WHERE actor_id = ?1 AND destroy_ts IS NULL "
     "RETURNING rid, generation");
   p(c.live_rid, "SELECT rid FROM actors WHERE actor_id = ?1 AND destroy_ts IS NULL");
-  p(c.upsert_state,
-    "INSERT INTO actor_state(rid, has_initialized, state) VALUES (?1, coalesce(?2, 0), ?3) "
-    "ON CONFLICT(rid) DO UPDATE SET has_initialized = coalesce(?2, has_initialized), "
-    "state = coalesce(?3, state)");
-  p(c.upsert_conn,
-    "INSERT OR REPLACE INTO actor_conns(rid, conn_id, kind, encoding, params, state, "
-    "subscriptions, request_path, request_headers, gateway_id, request_id, "
-    "server_message_index, client_message_index) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
-  p(c.delete_conn, "DELETE FROM actor_conns WHERE rid = ?1 AND conn_id = ?2");
-  p(c.upsert_schedule,
-    "INSERT OR REPLACE INTO actor_schedules(rid, event_id, trigger_at, action, args, created_at, "
-    "attempts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  p(c.delete_schedule, "DELETE FROM actor_schedules WHERE rid = ?1 AND event_id = ?2");
+  p(c.set_alarm, "UPDATE actors SET next_alarm = ?2 WHERE rid = ?1");
   if (p.error) {
     return fail(std::move(*p.error));
   }
@@ -339,11 +279,7 @@ Result<void> prepare_reader(ReaderConn& c) {
                              kActorColumns));
   p(c.begin, "BEGIN");
   p(c.rollback, "ROLLBACK");
-  p(c.load,
-    "SELECT a.destroy_ts, a.input, s.has_initialized, s.state, a.rid FROM actors a "
-    "LEFT JOIN actor_state s ON s.rid = a.rid WHERE a.actor_id = ?1");
-  p(c.load_conns, kLoadConnsSql);
-  p(c.load_schedules, kLoadSchedulesSql);
+  p(c.load, "SELECT destroy_ts, input FROM actors WHERE actor_id = ?1");
   p(c.live_generation,
     "SELECT rid, generation FROM actors WHERE actor_id = ?1 AND destroy_ts IS NULL");
   p(c.pending_alarms, kPendingAlarmsSql);
@@ -449,75 +385,22 @@ Result<Database> open_reader(const std::string& path,
   return db;
 }
 
-/// Applies one ActorWrite to the live actor `rid` (inside the op's savepoint).
-Result<void> apply_write(WriterConn& c, std::int64_t rid, const ActorWrite& write) {
-  if (write.state || write.has_initialized) {
-    StatementScope scope(c.upsert_state);
-    c.upsert_state.bind_int64(1, rid);
-    if (write.has_initialized) {
-      c.upsert_state.bind_int64(2, *write.has_initialized ? 1 : 0);
-    } else {
-      c.upsert_state.bind_null(2);
-    }
-    c.upsert_state.bind_optional_blob(3, write.state);
-    if (auto r = c.upsert_state.run(); !r) {
-      return r;
-    }
-  }
-  for (const PersistedConn& conn : write.conn_upserts) {
-    // Outlives the statement's use of it (SQLITE_STATIC binding, reset by the scope first).
-    const std::string subscriptions = encode_subscriptions(conn.subscriptions);
-    StatementScope scope(c.upsert_conn);
-    Statement& s = c.upsert_conn;
-    s.bind_int64(1, rid);
-    s.bind_text(2, conn.conn_id);
-    s.bind_text(3, conn.kind);
-    s.bind_text(4, conn.encoding);
-    s.bind_blob(5, conn.params);
-    s.bind_blob(6, conn.state);
-    s.bind_blob(7, subscriptions);
-    s.bind_text(8, conn.request_path);
-    s.bind_blob(9, conn.request_headers);
-    s.bind_blob(10, conn.gateway_id);
-    s.bind_blob(11, conn.request_id);
-    s.bind_int64(12, conn.server_message_index);
-    s.bind_int64(13, conn.client_message_index);
-    if (auto r = s.run(); !r) {
-      return r;
-    }
-  }
-  for (const std::string& conn_id : write.conn_deletes) {
-    StatementScope scope(c.delete_conn);
-    c.delete_conn.bind_int64(1, rid);
-    c.delete_conn.bind_text(2, conn_id);
-    if (auto r = c.delete_conn.run(); !r) {
-      return r;
-    }
-  }
-  for (const PersistedSchedule& schedule : write.schedule_upserts) {
-    StatementScope scope(c.upsert_schedule);
-    Statement& s = c.upsert_schedule;
-    s.bind_int64(1, rid);
-    s.bind_text(2, schedule.event_id);
-    s.bind_int64(3, schedule.trigger_at);
-    s.bind_text(4, schedule.action);
-    s.bind_optional_blob(5, schedule.args);
-    s.bind_int64(6, schedule.created_at);
-    s.bind_int64(7, schedule.attempts);
-    if (auto r = s.run(); !r) {
-      return r;
-    }
-  }
-  for (const std::string& event_id : write.schedule_deletes) {
-    StatementScope scope(c.delete_schedule);
-    c.delete_schedule.bind_int64(1, rid);
-    c.delete_schedule.bind_text(2, event_id);
-    if (auto r = c.delete_schedule.run(); !r) {
+/// Applies one commit to the live actor `rid` (inside the op's savepoint): its KV batch and, when
+/// it changes, the actor's next alarm.
+Result<void> apply_write(WriterConn& c,
+                         std::int64_t rid,
+                         const KvBatch& batch,
+                         const std::optional<NextAlarm>& alarm) {
+  if (alarm) {
+    StatementScope scope(c.set_alarm);
+    c.set_alarm.bind_int64(1, rid);
+    c.set_alarm.bind_optional_int64(2, alarm->at);
+    if (auto r = c.set_alarm.run(); !r) {
       return r;
     }
   }
   // In order: SQLite applies an ordered list as given, inside the op's savepoint.
-  for (const KvOp& op : write.kv.ops()) {
+  for (const KvOp& op : batch.ops()) {
     Statement* s = nullptr;
     if (const auto* put = std::get_if<KvPut>(&op)) {
       s = &c.kv_put;
@@ -719,18 +602,15 @@ using ReadOp = detail::Op<ReaderConn>;
 
 class LocalStoreImpl;
 
-// One actor's rows: its records, and its ordered KV (the actor_kv table) as its ActorKv.
-class ActorStoreImpl final : public ActorStore, public ActorKv {
+// One actor's ordered KV: its rows of the actor_kv table.
+class LocalActorKv final : public ActorKv {
  public:
-  ActorStoreImpl(std::shared_ptr<LocalStoreImpl> store, std::string actor_id)
+  LocalActorKv(std::shared_ptr<LocalStoreImpl> store, std::string actor_id)
       : store_(std::move(store)), actor_id_(std::move(actor_id)) {}
-  Task<Result<PersistedActor>> load() override;
-  Task<Result<void>> commit(ActorWrite write) override;
-  ActorKv& kv_store() override { return *this; }
 
   Task<Result<std::vector<std::optional<std::string>>>> get(std::vector<std::string> keys) override;
   Task<Result<std::vector<KvEntry>>> list(KvQuery query) override;
-  /// A commit with only the batch (the same group commit and fsync).
+  /// One write of the shared group commit (and its fsync).
   Task<Result<void>> write(KvBatch batch) override;
   std::size_t max_key_size() const override { return kMaxKvKeySize; }
 
@@ -738,6 +618,31 @@ class ActorStoreImpl final : public ActorStore, public ActorKv {
   std::shared_ptr<LocalStoreImpl> store_;
   std::string actor_id_;
 };
+
+// One actor's persisted data: the runtime's records as keys of its KV (kv_actor_store.hpp),
+// unfenced (this process owns the data directory), with the create input in the directory row
+// and the next alarm written to it in the commit's transaction.
+class LocalActorStore final : public KvActorStore {
+ public:
+  LocalActorStore(std::shared_ptr<LocalStoreImpl> store, std::string actor_id);
+  /// `actor.not_found` for an unknown or destroyed actor.
+  Task<Result<PersistedActor>> load() override;
+
+ protected:
+  Task<Result<void>> write_commit(KvBatch batch, std::optional<NextAlarm> alarm) override;
+
+ private:
+  std::shared_ptr<LocalStoreImpl> store_;
+  std::string actor_id_;
+};
+
+KvActorStoreOptions local_store_options() {
+  KvActorStoreOptions options;
+  options.generation = 0;
+  options.fenced = false;
+  options.store_input = false;
+  return options;
+}
 
 class LocalStoreImpl final : public LocalStore,
                              public std::enable_shared_from_this<LocalStoreImpl> {
@@ -832,12 +737,11 @@ class LocalStoreImpl final : public LocalStore,
               return fail(std::move(done.error()));
             }
           }
-          // Wipe the persisted data: every per-actor table (later also queues).
-          for (Statement* s :
-               {&c.delete_state, &c.delete_conns, &c.delete_schedules, &c.delete_kv}) {
-            StatementScope scope(*s);
-            s->bind_int64(1, rid);
-            if (auto r = s->run(); !r) {
+          // Wipe the persisted data: every key of the actor (records, user KV, ...).
+          {
+            StatementScope scope(c.delete_kv);
+            c.delete_kv.bind_int64(1, rid);
+            if (auto r = c.delete_kv.run(); !r) {
               return fail(std::move(r.error()));
             }
           }
@@ -855,29 +759,31 @@ class LocalStoreImpl final : public LocalStore,
     return acquire_generation_impl(shared_from_this(), std::move(actor_id));
   }
 
-  Task<Result<void>> commit_actor(std::string actor_id, ActorWrite write) {
+  Task<Result<void>> commit_actor(std::string actor_id,
+                                  KvBatch batch,
+                                  std::optional<NextAlarm> alarm) {
     // An empty write still goes through the queue: it completes after every earlier write (a
     // barrier) and checks the actor. It changes nothing, so a batch of only such writes commits
     // without writing the WAL, i.e. without an fsync.
-    return submit_write<void>(
-        "commit",
-        [actor_id = std::move(actor_id), write = std::move(write)](WriterConn& c) -> Result<void> {
-          std::int64_t rid = 0;
-          {
-            StatementScope scope(c.live_rid);
-            c.live_rid.bind_text(1, actor_id);
-            auto row = c.live_rid.step();
-            if (!row) {
-              return fail(std::move(row.error()));
-            }
-            if (!*row) {
-              return fail(not_found(actor_id));  // unknown or destroyed
-            }
-            rid = c.live_rid.column_int64(0);
-          }
-          // All of it or nothing: a failure rolls the op's savepoint back.
-          return apply_write(c, rid, write);
-        });
+    return submit_write<void>("commit",
+                              [actor_id = std::move(actor_id), batch = std::move(batch),
+                               alarm = std::move(alarm)](WriterConn& c) -> Result<void> {
+                                std::int64_t rid = 0;
+                                {
+                                  StatementScope scope(c.live_rid);
+                                  c.live_rid.bind_text(1, actor_id);
+                                  auto row = c.live_rid.step();
+                                  if (!row) {
+                                    return fail(std::move(row.error()));
+                                  }
+                                  if (!*row) {
+                                    return fail(not_found(actor_id));  // unknown or destroyed
+                                  }
+                                  rid = c.live_rid.column_int64(0);
+                                }
+                                // All of it or nothing: a failure rolls the op's savepoint back.
+                                return apply_write(c, rid, batch, alarm);
+                              });
   }
 
   // --- reads -------------------------------------------------------------------------------------
@@ -947,40 +853,21 @@ class LocalStoreImpl final : public LocalStore,
     });
   }
 
-  Task<Result<PersistedActor>> load_actor(std::string actor_id) {
-    return submit_read<PersistedActor>(
-        "load", [actor_id = std::move(actor_id)](ReaderConn& c) -> Result<PersistedActor> {
-          // One snapshot for the three statements: never state from before a commit with
-          // connections from after it.
-          ReadTransaction txn(c.db, c.begin, c.rollback);
-          if (!txn.begun()) {
-            return fail(txn.begun().error());
-          }
-          PersistedActor out;
-          std::int64_t rid = 0;
-          {
-            StatementScope scope(c.load);
-            c.load.bind_text(1, actor_id);
-            auto row = c.load.step();
-            if (!row) {
-              return fail(std::move(row.error()));
-            }
-            if (!*row || !c.load.column_is_null(0)) {
-              return fail(not_found(actor_id));  // unknown or destroyed
-            }
-            out.input = c.load.column_optional_blob(1);
-            out.has_initialized = !c.load.column_is_null(2) && c.load.column_int64(2) != 0;
-            out.state = c.load.column_optional_blob(3);
-            rid = c.load.column_int64(4);
-          }
-          if (auto r = read_conns(c.load_conns, rid, out.conns); !r) {
-            return fail(std::move(r.error()));
-          }
-          if (auto r = read_schedules(c.load_schedules, rid, out.schedules); !r) {
-            return fail(std::move(r.error()));
-          }
-          return out;
-        });
+  /// The create input of a live actor; `actor.not_found` for an unknown or destroyed one.
+  Task<Result<std::optional<std::string>>> load_directory(std::string actor_id) {
+    using Out = std::optional<std::string>;
+    return submit_read<Out>("load", [actor_id = std::move(actor_id)](ReaderConn& c) -> Result<Out> {
+      StatementScope scope(c.load);
+      c.load.bind_text(1, actor_id);
+      auto row = c.load.step();
+      if (!row) {
+        return fail(std::move(row.error()));
+      }
+      if (!*row || !c.load.column_is_null(0)) {
+        return fail(not_found(actor_id));  // unknown or destroyed
+      }
+      return c.load.column_optional_blob(1);
+    });
   }
 
   Task<Result<std::vector<std::optional<std::string>>>> kv_get_actor(
@@ -1073,30 +960,20 @@ class LocalStoreImpl final : public LocalStore,
         const char* sql;
         std::int64_t expected;
       };
-      const std::array<Check, 10> checks = {{
+      const std::array<Check, 7> checks = {{
           {"schema version", "PRAGMA user_version", kSchemaVersion},
-          {"state rows without a live actor",
-           "SELECT count(*) FROM actor_state s LEFT JOIN actors a ON a.rid = s.rid "
-           "WHERE a.rid IS NULL OR a.destroy_ts IS NOT NULL",
-           0},
-          {"connection rows without a live actor",
-           "SELECT count(*) FROM actor_conns s LEFT JOIN actors a ON a.rid = s.rid "
-           "WHERE a.rid IS NULL OR a.destroy_ts IS NOT NULL",
-           0},
-          {"schedule rows without a live actor",
-           "SELECT count(*) FROM actor_schedules s LEFT JOIN actors a ON a.rid = s.rid "
-           "WHERE a.rid IS NULL OR a.destroy_ts IS NOT NULL",
-           0},
           {"KV rows without a live actor",
            "SELECT count(*) FROM actor_kv s LEFT JOIN actors a ON a.rid = s.rid "
            "WHERE a.rid IS NULL OR a.destroy_ts IS NOT NULL",
            0},
-          {"message indexes outside u16",
-           "SELECT count(*) FROM actor_conns WHERE server_message_index NOT BETWEEN 0 AND 65535 "
-           "OR client_message_index NOT BETWEEN 0 AND 65535",
+          {"alarms of destroyed actors",
+           "SELECT count(*) FROM actors WHERE destroy_ts IS NOT NULL AND next_alarm IS NOT NULL",
            0},
-          {"negative schedule attempts",
-           "SELECT count(*) FROM actor_schedules WHERE attempts NOT BETWEEN 0 AND 4294967295", 0},
+          {"alarms of actors without a schedule key",
+           "SELECT count(*) FROM actors a WHERE next_alarm IS NOT NULL AND NOT EXISTS (SELECT 1 "
+           "FROM actor_kv k WHERE k.rid = a.rid AND k.key >= x'0372' AND k.key < x'0373' AND "
+           "substr(k.key, 7, 1) = x'61' AND length(k.value) > 0)",
+           0},
           {"tombstones keeping input",
            "SELECT count(*) FROM actors WHERE destroy_ts IS NOT NULL AND input IS NOT NULL", 0},
           {"generations outside u32",
@@ -1123,7 +1000,7 @@ class LocalStoreImpl final : public LocalStore,
   // --- misc --------------------------------------------------------------------------------------
 
   std::unique_ptr<ActorStore> actor_store(std::string actor_id) override {
-    return std::make_unique<ActorStoreImpl>(shared_from_this(), std::move(actor_id));
+    return std::make_unique<LocalActorStore>(shared_from_this(), std::move(actor_id));
   }
 
   void close() override {
@@ -1435,27 +1312,41 @@ class LocalStoreImpl final : public LocalStore,
   bool closed_ = false;
 };
 
-Task<Result<PersistedActor>> ActorStoreImpl::load() {
-  return store_->load_actor(actor_id_);
+LocalActorStore::LocalActorStore(std::shared_ptr<LocalStoreImpl> store, std::string actor_id)
+    : KvActorStore(
+        actor_id, std::make_unique<LocalActorKv>(store, actor_id), local_store_options()),
+      store_(std::move(store)),
+      actor_id_(std::move(actor_id)) {}
+
+Task<Result<PersistedActor>> LocalActorStore::load() {
+  auto directory_op = store_->load_directory(actor_id_);
+  auto input = co_await std::move(directory_op);
+  if (!input) {
+    co_return fail(std::move(input.error()));
+  }
+  auto load_op = KvActorStore::load();
+  auto actor = co_await std::move(load_op);
+  if (actor) {
+    actor->input = std::move(*input);
+  }
+  co_return actor;
 }
 
-Task<Result<void>> ActorStoreImpl::commit(ActorWrite write) {
-  return store_->commit_actor(actor_id_, std::move(write));
+Task<Result<void>> LocalActorStore::write_commit(KvBatch batch, std::optional<NextAlarm> alarm) {
+  return store_->commit_actor(actor_id_, std::move(batch), std::move(alarm));
 }
 
-Task<Result<std::vector<std::optional<std::string>>>> ActorStoreImpl::get(
+Task<Result<std::vector<std::optional<std::string>>>> LocalActorKv::get(
     std::vector<std::string> keys) {
   return store_->kv_get_actor(actor_id_, std::move(keys));
 }
 
-Task<Result<std::vector<KvEntry>>> ActorStoreImpl::list(KvQuery query) {
+Task<Result<std::vector<KvEntry>>> LocalActorKv::list(KvQuery query) {
   return store_->kv_list_actor(actor_id_, std::move(query));
 }
 
-Task<Result<void>> ActorStoreImpl::write(KvBatch batch) {
-  ActorWrite w;
-  w.kv = std::move(batch);
-  return store_->commit_actor(actor_id_, std::move(w));
+Task<Result<void>> LocalActorKv::write(KvBatch batch) {
+  return store_->commit_actor(actor_id_, std::move(batch), std::nullopt);
 }
 
 }  // namespace

@@ -125,10 +125,10 @@ class LocalStore {
   virtual Task<Result<std::vector<ActorRecord>>> list_actors(ListQuery query) = 0;
   /// Live (not destroyed) actors per name, in name order (metrics: awake and asleep).
   virtual Task<Result<std::vector<std::pair<std::string, std::uint64_t>>>> live_actor_counts() = 0;
-  /// Marks the actor destroyed (destroy_ts = now) and deletes its persisted data (state, input,
-  /// connections, schedules; later also KV, queues) in the same write. The tombstone keeps the
-  /// directory fields so get_actor still returns it. Returns false when the id is unknown or
-  /// already destroyed.
+  /// Marks the actor destroyed (destroy_ts = now) and deletes its persisted data (input, every key
+  /// of its KV: state, connections, schedules, user KV, ...) and its alarm in the same write. The
+  /// tombstone keeps the directory fields so get_actor still returns it. Returns false when the id
+  /// is unknown or already destroyed.
   virtual Task<Result<bool>> destroy_actor(std::string actor_id, std::int64_t now_ms) = 0;
   /// Bumps and returns the generation with a durable write (one group commit, i.e. an fsync with
   /// synchronous_full). Unknown or destroyed -> error `actor.not_found`.
@@ -143,12 +143,14 @@ class LocalStore {
   /// Unknown or destroyed -> `actor.not_found`. Mixing it with next_generation is allowed.
   virtual Task<Result<std::uint32_t>> acquire_generation(std::string actor_id) = 0;
   /// For every live actor with at least one schedule: (actor_id, earliest trigger_at), ordered by
-  /// trigger_at (ties by creation order). Runs on the reader thread; reads only the schedules
-  /// index and one directory row per such actor.
+  /// trigger_at (ties by creation order). Runs on the reader thread; walks the directory's
+  /// next-alarm index (schema.hpp), which each commit keeps up to date.
   virtual Task<Result<std::vector<PendingAlarm>>> pending_alarms() = 0;
 
-  /// The per-actor persistence handle the runtime uses. load() and commit() of an unknown or
-  /// destroyed actor fail with `actor.not_found`.
+  /// The per-actor persistence handle the runtime uses: the runtime's records as keys of the
+  /// actor's rows of actor_kv (kv_actor_store.hpp, the layout engine mode uses), the input from
+  /// the directory. load() and commit() of an unknown or destroyed actor fail with
+  /// `actor.not_found`.
   virtual std::unique_ptr<ActorStore> actor_store(std::string actor_id) = 0;
 
   /// Blocks until every submitted write is committed, then stops the storage threads.

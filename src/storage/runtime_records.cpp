@@ -8,7 +8,8 @@ namespace bare = protocol::bare;
 
 namespace {
 
-constexpr std::uint8_t kHeadVersion = 1;
+// 1: fixed-width fields, no index table (written by no release; still read).
+constexpr std::uint8_t kHeadVersion = 2;
 constexpr std::uint8_t kConnVersion = 1;
 constexpr std::uint8_t kScheduleVersion = 1;
 
@@ -115,23 +116,34 @@ std::optional<RecordKey> parse_record_key(std::string_view key) {
       return parsed;
     case kConn:
     case kSchedule:
-      if (parsed.id.empty()) {
-        return std::nullopt;
-      }
-      return parsed;
+      return parsed;  // any id, the empty one too (the kind tells it from the head)
     default:
       return std::nullopt;
   }
 }
 
+// Version 2, compact (a sleeping actor's head is most of its disk): u8 version, u8 flags (bit 0
+// sealed, bit 1 created, bits 2-3 the state form, bit 4 an index table follows), uint owner, the
+// form's fields (inline: data; chunked: u8 slot, uint chunks, uint size), then the table when
+// flagged (uint count, then per connection: data id, u16 server, u16 client).
+namespace {
+constexpr std::uint8_t kSealedBit = 1;
+constexpr std::uint8_t kCreatedBit = 2;
+constexpr int kFormShift = 2;
+constexpr std::uint8_t kFormMask = 3 << kFormShift;
+constexpr std::uint8_t kTableBit = 16;
+}  // namespace
+
 std::string encode_head(const Head& h) {
   std::string out;
   bare::Writer w(out);
   w.u8(kHeadVersion);
-  w.u32(h.owner);
-  w.boolean(h.sealed);
-  w.boolean(h.has_initialized);
-  w.u8(static_cast<std::uint8_t>(h.form));
+  unsigned flags = static_cast<unsigned>(h.form) << kFormShift;
+  flags |= h.sealed ? kSealedBit : 0u;
+  flags |= h.has_initialized ? kCreatedBit : 0u;
+  flags |= h.indexes.empty() ? 0u : kTableBit;
+  w.u8(static_cast<std::uint8_t>(flags));
+  w.uint(h.owner);
   switch (h.form) {
     case StateForm::kNone:
       break;
@@ -140,9 +152,17 @@ std::string encode_head(const Head& h) {
       break;
     case StateForm::kChunked:
       w.u8(h.slot);
-      w.u32(h.chunks);
-      w.u64(h.size);
+      w.uint(h.chunks);
+      w.uint(h.size);
       break;
+  }
+  if (!h.indexes.empty()) {
+    w.uint(h.indexes.size());
+    for (const auto& [id, idx] : h.indexes) {
+      w.data(id);
+      w.u16(idx.server);
+      w.u16(idx.client);
+    }
   }
   return out;
 }
@@ -151,14 +171,31 @@ Result<Head> decode_head(std::string_view bytes) {
   bare::Reader r(bytes);
   Head h;
   std::uint8_t version = 0;
-  if (!r.u8(version) || version != kHeadVersion) {
+  if (!r.u8(version) || version < 1 || version > kHeadVersion) {
     return fail(corrupt("unknown head version"));
   }
   std::uint8_t form = 0;
-  r.u32(h.owner);
-  r.boolean(h.sealed);
-  r.boolean(h.has_initialized);
-  r.u8(form);
+  bool table = false;
+  if (version == 1) {
+    // Fixed-width fields and no index table (never in a release).
+    r.u32(h.owner);
+    r.boolean(h.sealed);
+    r.boolean(h.has_initialized);
+    r.u8(form);
+  } else {
+    std::uint8_t flags = 0;
+    std::uint64_t owner = 0;
+    r.u8(flags);
+    r.uint(owner);
+    if ((flags & ~(kSealedBit | kCreatedBit | kFormMask | kTableBit)) != 0 || owner > 0xffffffffu) {
+      return fail(corrupt("head flags or owner"));
+    }
+    h.owner = static_cast<std::uint32_t>(owner);
+    h.sealed = (flags & kSealedBit) != 0;
+    h.has_initialized = (flags & kCreatedBit) != 0;
+    form = static_cast<std::uint8_t>((flags & kFormMask) >> kFormShift);
+    table = (flags & kTableBit) != 0;
+  }
   switch (form) {
     case 0:
       h.form = StateForm::kNone;
@@ -167,17 +204,42 @@ Result<Head> decode_head(std::string_view bytes) {
       h.form = StateForm::kInline;
       r.data(h.inline_state);
       break;
-    case 2:
+    case 2: {
       h.form = StateForm::kChunked;
       r.u8(h.slot);
-      r.u32(h.chunks);
-      r.u64(h.size);
+      if (version == 1) {
+        r.u32(h.chunks);
+        r.u64(h.size);
+      } else {
+        std::uint64_t chunks = 0;
+        r.uint(chunks);
+        r.uint(h.size);
+        if (chunks > 0xffffffffu) {
+          return fail(corrupt("state chunk count"));
+        }
+        h.chunks = static_cast<std::uint32_t>(chunks);
+      }
       if (h.slot > 1) {
         return fail(corrupt("state slot"));
       }
       break;
+    }
     default:
       return fail(corrupt("state form"));
+  }
+  if (table) {
+    std::uint64_t count = 0;
+    r.uint(count);
+    for (std::uint64_t i = 0; i < count && !r.failed(); ++i) {
+      std::string id;
+      MessageIndexes idx;
+      r.data(id);
+      r.u16(idx.server);
+      r.u16(idx.client);
+      if (!r.failed() && !h.indexes.emplace(std::move(id), idx).second) {
+        return fail(corrupt("a connection twice in the head's index table"));
+      }
+    }
   }
   if (r.failed() || !r.at_end()) {
     return fail(corrupt("truncated or trailing bytes in the head"));
@@ -185,6 +247,9 @@ Result<Head> decode_head(std::string_view bytes) {
   return h;
 }
 
+// Names, ids and paths are read as bytes, not checked as UTF-8 (a BARE string and BARE data are
+// the same bytes): a connection keeps the bytes its client sent, and a stored record never fails
+// to load over an encoding the runtime did not check when it wrote it.
 void write_conn_fields(bare::Writer& w, const PersistedConn& c) {
   w.str(c.conn_id);
   w.str(c.kind);
@@ -204,9 +269,9 @@ void write_conn_fields(bare::Writer& w, const PersistedConn& c) {
 }
 
 bool read_conn_fields(bare::Reader& r, PersistedConn& c) {
-  r.str(c.conn_id);
-  r.str(c.kind);
-  r.str(c.encoding);
+  r.data(c.conn_id);
+  r.data(c.kind);
+  r.data(c.encoding);
   r.data(c.params);
   r.data(c.state);
   std::uint64_t subs = 0;
@@ -215,10 +280,10 @@ bool read_conn_fields(bare::Reader& r, PersistedConn& c) {
   }
   for (std::uint64_t j = 0; j < subs && !r.failed(); ++j) {
     std::string s;
-    r.str(s);
+    r.data(s);
     c.subscriptions.push_back(std::move(s));
   }
-  r.str(c.request_path);
+  r.data(c.request_path);
   r.data(c.request_headers);
   r.data(c.gateway_id);
   r.data(c.request_id);
@@ -240,9 +305,9 @@ void write_schedule_fields(bare::Writer& w, const PersistedSchedule& s) {
 }
 
 bool read_schedule_fields(bare::Reader& r, PersistedSchedule& s) {
-  r.str(s.event_id);
+  r.data(s.event_id);
   r.i64(s.trigger_at);
-  r.str(s.action);
+  r.data(s.action);
   bool has_args = false;
   if (r.optional_tag(has_args) && has_args) {
     std::string args;

@@ -2,7 +2,8 @@
 // The runtime's own data (state, hibernating connections, schedules, the created flag and the
 // create input) as keys of the actor's KV (storage/kv.hpp), under the reserved prefix 0x03.
 //
-//   0x03 'r' | epoch u32 BE | 'h'                 head: owner, sealed, created flag, state form
+//   0x03 'r' | epoch u32 BE | 'h'                 head: owner, sealed, created flag, state form,
+//                                                  connections' message indexes
 //   0x03 'r' | epoch u32 BE | 'i'                 the create input (compat-CBOR)
 //   0x03 'r' | epoch u32 BE | 'c' | conn_id       one hibernating connection
 //   0x03 'r' | epoch u32 BE | 'a' | event_id      one scheduled action
@@ -27,6 +28,7 @@
 #include <rivetkit/result.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,6 +78,24 @@ struct RecordKey {
 /// Parses a record key; nullopt for anything else.
 std::optional<RecordKey> parse_record_key(std::string_view key);
 
+/// The message indexes of a hibernating connection (engine mode's tunnel, envoy-protocol.md
+/// §4.11): the hot part of its record, updated with nearly every message.
+struct MessageIndexes {
+  std::uint16_t server = 0;
+  std::uint16_t client = 0;
+  bool operator==(const MessageIndexes&) const = default;
+};
+
+/// The head holds the message indexes of connections while their encoded size stays within this
+/// budget (with kInlineStateBytes, a head stays under the engine's 128 KiB value limit); the
+/// indexes of further connections stay in their own keys.
+inline constexpr std::size_t kIndexTableBytes = 24 * 1024;
+
+/// The bytes one connection adds to the head's index table.
+inline std::size_t index_entry_bytes(std::string_view conn_id) {
+  return conn_id.size() + 8;
+}
+
 /// Where the state is.
 enum class StateForm : std::uint8_t { kNone = 0, kInline = 1, kChunked = 2 };
 
@@ -91,6 +111,10 @@ struct Head {
   std::uint8_t slot = 0;     // kChunked
   std::uint32_t chunks = 0;  // kChunked
   std::uint64_t size = 0;    // kChunked: bytes of state
+  /// The message indexes of connections, by conn_id: they win over those in the connection's
+  /// key, so that a message that only moves them writes the head alone, one key per commit
+  /// however many connections it touches.
+  std::map<std::string, MessageIndexes> indexes;
   bool operator==(const Head&) const = default;
 };
 

@@ -1,5 +1,7 @@
 #include "storage/schema.hpp"
 
+#include "storage/records_migration.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -14,10 +16,12 @@ namespace {
 struct Migration {
   std::int64_t version;
   std::string_view sql;
+  /// Runs after `sql`, in the same transaction (data that SQL alone cannot convert).
+  Result<void> (*convert)(sqlite::Database&);
 };
 
 // Append-only. Never edit a step that has shipped; add a new one.
-constexpr std::array<Migration, 3> kMigrations = {{
+constexpr std::array<Migration, 4> kMigrations = {{
     {1, R"sql(
 CREATE TABLE meta(
   key TEXT PRIMARY KEY NOT NULL,
@@ -48,7 +52,8 @@ CREATE TABLE actor_state(
 ) STRICT;
 
 INSERT INTO meta(key, value) VALUES ('created_by_schema', 1);
-)sql"},
+)sql",
+     nullptr},
     {2, R"sql(
 CREATE TABLE actor_conns(
   rid INTEGER NOT NULL,
@@ -78,7 +83,8 @@ CREATE TABLE actor_schedules(
   PRIMARY KEY(rid, event_id)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX actor_schedules_by_time ON actor_schedules(rid, trigger_at);
-)sql"},
+)sql",
+     nullptr},
     {3, R"sql(
 CREATE TABLE actor_kv(
   rid INTEGER NOT NULL,
@@ -86,7 +92,13 @@ CREATE TABLE actor_kv(
   value BLOB NOT NULL,
   PRIMARY KEY(rid, key)
 ) STRICT, WITHOUT ROWID;
-)sql"},
+)sql",
+     nullptr},
+    {4, R"sql(
+ALTER TABLE actors ADD COLUMN next_alarm INTEGER;
+CREATE INDEX actors_by_alarm ON actors(next_alarm) WHERE next_alarm IS NOT NULL;
+)sql",
+     move_records_into_keys},
 }};
 
 static_assert(kMigrations.back().version == kSchemaVersion);
@@ -153,6 +165,9 @@ Result<void> migrate_to(sqlite::Database& db, std::int64_t target) {
     std::string bump = fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};",
                                    m.version, kApplicationId);
     auto r = db.exec(m.sql);
+    if (r && m.convert != nullptr) {
+      r = m.convert(db);
+    }
     if (r) {
       r = db.exec(bump);
     }

@@ -6,55 +6,43 @@
 // the user_version bump, so a crash leaves the file at an old version, never half migrated. A
 // stored version newer than this build is a hard error (no downgrade).
 //
-// Layout (version 3) — designed for ~1,000,000 actors in one file, most of them with no
-// connections and no schedules (per-actor tables hold rows only for actors that have some):
+// Layout (version 4) — designed for ~1,000,000 actors in one file, most of them asleep:
 //
 //   meta(key TEXT PK, value ANY) STRICT, WITHOUT ROWID                                     [v1]
 //       Free-form store metadata (`created_by_schema`, ...).
 //   actors(rid INTEGER PK, actor_id TEXT, name TEXT, key TEXT NULL, input BLOB NULL,       [v1]
-//          crash_policy TEXT, create_ts INTEGER, destroy_ts INTEGER NULL, generation INTEGER)
+//          crash_policy TEXT, create_ts INTEGER, destroy_ts INTEGER NULL, generation INTEGER,
+//          next_alarm INTEGER NULL [v4])
 //       The actor directory, one row per actor ever created. `rid` is a compact internal id
 //       (the rowid) that every per-actor table uses instead of the 30-byte actor id. Rows are
 //       never deleted (destroyed actors stay as tombstones), so rids are never reused.
 //       key NULL = keyless actor (never unique). `generation` is the highest generation that may
 //       have been handed out (next_generation / acquire_generation, local_store.hpp).
+//       `next_alarm` is the earliest trigger time of the actor's schedules (ms since the epoch;
+//       NULL: none, or destroyed), written in the same transaction as the schedules' keys.
 //     actors_by_id         UNIQUE (actor_id)                          -> get by id, wake
 //     actors_live_key      UNIQUE (name, key) WHERE destroy_ts IS NULL -> find, duplicate check
 //     actors_by_name_key   (name, key, create_ts)                     -> list by key incl.
 //     destroyed actors_by_name       (name, create_ts)                          -> list incl.
 //     destroyed actors_live_by_name  (name, create_ts) WHERE destroy_ts IS NULL  -> list live
+//     actors_by_alarm      (next_alarm) WHERE next_alarm IS NOT NULL  -> pending_alarms, [v4]
+//       an index walk over the actors that have schedules, never a scan
 //       (rid is the implicit last column of every index, so `ORDER BY create_ts DESC, rid DESC`
 //       is an index walk, never a sort.)
-//   actor_state(rid INTEGER PK, has_initialized INTEGER, state BLOB NULL) STRICT           [v1]
-//       The hot per-actor row (core-semantics.md §2.2 `_rivet_actor` + `_rivet_actor_state`).
-//       Absent until the first commit that sets state or has_initialized; deleted on destroy.
-//   actor_conns(rid, conn_id TEXT, kind TEXT, encoding TEXT, params BLOB, state BLOB,      [v2]
-//               subscriptions BLOB, request_path TEXT, request_headers BLOB, gateway_id BLOB,
-//               request_id BLOB, server_message_index INTEGER, client_message_index INTEGER,
-//               PRIMARY KEY(rid, conn_id)) STRICT
-//       Hibernatable connections (core-semantics.md §2.5, `_rivet_conns` + `_rivet_conn_state`).
-//       A rowid table, not WITHOUT ROWID: a row carries the opening request's headers (often
-//       more than 1/20 of a page), and a WITHOUT ROWID b-tree copies whole rows into its interior
-//       pages. The PK's index (rid, conn_id) gives the per-actor load in conn_id order.
-//       `subscriptions` is a CBOR array of text strings (encode_subscriptions below).
-//   actor_schedules(rid, event_id TEXT, trigger_at INTEGER, action TEXT, args BLOB NULL,   [v2]
-//                   created_at INTEGER, attempts INTEGER, PRIMARY KEY(rid, event_id))
-//                   STRICT, WITHOUT ROWID
-//       One-shot scheduled actions (core-semantics.md §5, `_rivet_schedule_events`). Small rows.
-//     actor_schedules_by_time (rid, trigger_at) (+ event_id, the PK's tail) -> per-actor load in
-//       (trigger_at, event_id) order, per-actor MIN(trigger_at) for pending_alarms; both are
-//       index walks, and pending_alarms reads only this (covering) index plus one actors row
-//       per actor that has schedules.
 //
 //   actor_kv(rid, key BLOB, value BLOB, PRIMARY KEY(rid, key)) STRICT, WITHOUT ROWID        [v3]
-//       The actor's ordered KV (kv.hpp): user KV under its 0x04 prefix. Keys compare as BLOBs
-//       (memcmp, then length), the order kv.hpp defines; the PK walks a prefix or range in
-//       either direction. WITHOUT ROWID: one b-tree, rows are small (key <= 2 KiB, value
-//       <= 128 KiB; SQLite keeps large values on overflow pages). A database at version 2
-//       gains the empty table on first open.
+//       The actor's ordered KV (kv.hpp): the runtime's own records under 0x03 (state,
+//       hibernating connections, schedules: runtime_records.hpp, since v4), user KV under 0x04,
+//       later queues, workflows. Keys compare as BLOBs (memcmp, then length), the order kv.hpp
+//       defines; the PK walks a prefix or range in either direction. WITHOUT ROWID: one
+//       b-tree, rows are small (key <= 2 KiB, value <= 128 KiB; SQLite keeps large values on
+//       overflow pages).
 //
-// Later versions add more per-actor tables keyed by rid (queues) as new ladder steps;
-// destroy_actor must then wipe them too.
+// Dropped in v4: actor_state, actor_conns, actor_schedules (v1-v2), the typed records; their
+// rows are moved into actor_kv by the migration (records_migration.hpp).
+//
+// Later versions add per-actor data as keys of actor_kv, not as tables; destroy_actor wipes an
+// actor's keys.
 
 #include "storage/sqlite.hpp"
 #include <rivetkit/result.hpp>
@@ -67,7 +55,7 @@
 namespace rivetkit::storage {
 
 /// The schema version this build writes.
-inline constexpr std::int64_t kSchemaVersion = 3;
+inline constexpr std::int64_t kSchemaVersion = 4;
 /// `PRAGMA application_id` of a local store ("RVKT").
 inline constexpr std::int64_t kApplicationId = 0x52564B54;
 
@@ -86,26 +74,15 @@ inline constexpr const char* kActorColumns =
 /// planner can use the partial indexes; tests check the plans walk an index without sorting.
 std::string list_actors_sql(bool by_key, bool include_destroyed);
 
-/// An actor's connections, in conn_id order (columns in PersistedConn order). ?1 rid.
-inline constexpr const char* kLoadConnsSql =
-    "SELECT conn_id, kind, encoding, params, state, subscriptions, request_path, "
-    "request_headers, gateway_id, request_id, server_message_index, client_message_index "
-    "FROM actor_conns WHERE rid = ?1 ORDER BY conn_id";
-
-/// An actor's schedules, ordered by (trigger_at, event_id). ?1 rid.
-inline constexpr const char* kLoadSchedulesSql =
-    "SELECT event_id, trigger_at, action, args, created_at, attempts "
-    "FROM actor_schedules WHERE rid = ?1 ORDER BY trigger_at, event_id";
-
-/// (actor_id, MIN(trigger_at)) of every live actor with schedules, earliest first.
+/// (actor_id, next_alarm) of every live actor with schedules, earliest first (an index walk of
+/// actors_by_alarm).
 inline constexpr const char* kPendingAlarmsSql =
-    "SELECT a.actor_id, m.trigger_at FROM "
-    "(SELECT rid, min(trigger_at) AS trigger_at FROM actor_schedules GROUP BY rid) AS m "
-    "JOIN actors AS a ON a.rid = m.rid WHERE a.destroy_ts IS NULL "
-    "ORDER BY m.trigger_at, m.rid";
+    "SELECT actor_id, next_alarm FROM actors WHERE next_alarm IS NOT NULL AND destroy_ts IS NULL "
+    "ORDER BY next_alarm, rid";
 
-/// `actor_conns.subscriptions`: a definite-length CBOR array of text strings (the bytes of each
-/// name are kept as they are, even if not UTF-8). The empty list is one byte, 0x80.
+/// `actor_conns.subscriptions` of schema versions 2-3 (read by the v4 migration): a definite-length
+/// CBOR array of text strings (the bytes of each name are kept as they are, even if not UTF-8). The
+/// empty list is one byte, 0x80.
 std::string encode_subscriptions(const std::vector<std::string>& names);
 /// The inverse of encode_subscriptions; anything else -> `storage.corrupt_data`.
 Result<std::vector<std::string>> decode_subscriptions(std::string_view bytes);

@@ -245,8 +245,9 @@ storage::PersistedActor load_actor(const std::shared_ptr<testing::MemoryEngineKv
   return loaded ? std::move(*loaded) : storage::PersistedActor{};
 }
 
-TEST(KvActorStoreTest, AConnectionsIndexUpdateWritesThatConnectionsKeyOnly) {
+TEST(KvActorStoreTest, MessageIndexUpdatesWriteTheHeadAloneAndNeverTheState) {
   auto engine = std::make_shared<testing::MemoryEngineKv>();
+  const std::string chunks{runtime_records::kPrefix, runtime_records::kChunks};
   KvActorStore store(engine, kActor, 1, std::nullopt);
   ASSERT_TRUE(run(store.load()));
   storage::ActorWrite first;
@@ -255,18 +256,101 @@ TEST(KvActorStoreTest, AConnectionsIndexUpdateWritesThatConnectionsKeyOnly) {
   first.conn_upserts = {conn("c1", 0), conn("c2", 0), conn("c3", 0)};
   first.schedule_upserts = {schedule("e1", 10)};
   ASSERT_TRUE(run(store.commit(std::move(first))));
+  const std::vector<std::string> head_only{runtime_records::head_key(1)};
+
+  // Indexes of two connections: one request, one key (the head, which names the state's
+  // chunks and holds no state bytes).
   engine->put_keys.clear();
-  const int before = engine->mutating_requests;
+  int before = engine->mutating_requests;
   storage::ActorWrite index;
-  index.conn_upserts = {conn("c2", 7)};
+  index.conn_upserts = {conn("c2", 7), conn("c3", 9)};
   ASSERT_TRUE(run(store.commit(std::move(index))));
   EXPECT_EQ(engine->mutating_requests - before, 1);
-  EXPECT_EQ(engine->put_keys, std::vector<std::string>{runtime_records::conn_key(1, "c2")});
+  EXPECT_EQ(engine->put_keys, head_only);
+  EXPECT_LT(engine->actors[kActor][runtime_records::head_key(1)].size(), 512u);
+
+  // Anything else about a connection changes: its key is written too.
+  engine->put_keys.clear();
+  storage::ActorWrite changed;
+  changed.conn_upserts = {conn("c1", 3)};
+  changed.conn_upserts[0].state = "s2";
+  ASSERT_TRUE(run(store.commit(std::move(changed))));
+  EXPECT_EQ(engine->put_keys, (std::vector<std::string>{runtime_records::conn_key(1, "c1"),
+                                                        runtime_records::head_key(1)}));
+
+  // A small state and indexes: still the head alone.
+  engine->put_keys.clear();
+  storage::ActorWrite small;
+  small.state = "tiny";
+  small.conn_upserts = {conn("c2", 8)};
+  ASSERT_TRUE(run(store.commit(std::move(small))));
+  EXPECT_EQ(engine->put_keys, head_only);
+  EXPECT_EQ(keys_with_prefix(*engine, chunks), 0u);
+
+  for (std::uint32_t generation : {2u, 3u}) {
+    auto loaded = load_actor(engine, generation);  // 2 copies (no seal); 3 again
+    ASSERT_EQ(loaded.conns.size(), 3u);
+    EXPECT_EQ(loaded.conns[0].server_message_index, 3);
+    EXPECT_EQ(loaded.conns[0].state, "s2");
+    EXPECT_EQ(loaded.conns[1].server_message_index, 8);
+    EXPECT_EQ(loaded.conns[1].client_message_index, 8);
+    EXPECT_EQ(loaded.conns[2].client_message_index, 9);
+    EXPECT_EQ(loaded.state, "tiny");
+    EXPECT_EQ(loaded.schedules.size(), 1u);
+  }
+}
+
+TEST(KvActorStoreTest, IndexesBeyondTheHeadsBudgetStayInTheirConnectionsKeys) {
+  auto engine = std::make_shared<testing::MemoryEngineKv>();
+  // As many 36-byte ids as the table takes, then some more.
+  const std::size_t fits =
+      runtime_records::kIndexTableBytes / runtime_records::index_entry_bytes(std::string(36, 'x'));
+  auto id = [](std::size_t i) {
+    std::string s = "conn-" + std::to_string(i);
+    return s + std::string(36 - s.size(), '.');
+  };
+  {
+    KvActorStore store(engine, kActor, 1, std::nullopt);
+    ASSERT_TRUE(run(store.load()));
+    for (std::size_t i = 0; i < fits + 20; i += 50) {
+      storage::ActorWrite w;
+      w.has_initialized = true;
+      w.state = big_state(90 * 1024, 'a');  // inline: the largest head there is
+      for (std::size_t j = i; j < std::min(fits + 20, i + 50); ++j) {
+        w.conn_upserts.push_back(conn(id(j), 0));
+      }
+      ASSERT_TRUE(run(store.commit(std::move(w))));
+    }
+    EXPECT_LT(engine->actors[kActor][runtime_records::head_key(1)].size(), 128u * 1024);
+    // One inside the table, one beyond it.
+    engine->put_keys.clear();
+    storage::ActorWrite w;
+    w.conn_upserts = {conn(id(0), 5), conn(id(fits + 10), 6)};
+    ASSERT_TRUE(run(store.commit(std::move(w))));
+    EXPECT_EQ(engine->put_keys,
+              (std::vector<std::string>{runtime_records::conn_key(1, id(fits + 10)),
+                                        runtime_records::head_key(1)}));
+    // A deleted connection leaves the table; its place goes to the next one that needs it.
+    storage::ActorWrite gone;
+    gone.conn_deletes = {id(1)};
+    ASSERT_TRUE(run(store.commit(std::move(gone))));
+    engine->put_keys.clear();
+    storage::ActorWrite next;
+    next.conn_upserts = {conn(id(fits + 11), 7)};
+    ASSERT_TRUE(run(store.commit(std::move(next))));
+    EXPECT_EQ(engine->put_keys, (std::vector<std::string>{runtime_records::head_key(1)}));
+    run(store.close());
+  }
   auto loaded = load_actor(engine, 2);
-  ASSERT_EQ(loaded.conns.size(), 3u);
-  EXPECT_EQ(loaded.conns[1].server_message_index, 7);
-  EXPECT_EQ(loaded.state, big_state(500 * 1024, 'a'));
-  EXPECT_EQ(loaded.schedules.size(), 1u);
+  ASSERT_EQ(loaded.conns.size(), fits + 19);
+  std::map<std::string, storage::PersistedConn> by_id;
+  for (auto& c : loaded.conns) {
+    by_id[c.conn_id] = c;
+  }
+  EXPECT_EQ(by_id[id(0)].server_message_index, 5);
+  EXPECT_EQ(by_id[id(fits + 10)].server_message_index, 6);
+  EXPECT_EQ(by_id[id(fits + 11)].client_message_index, 7);
+  EXPECT_EQ(by_id.count(id(1)), 0u);
 }
 
 TEST(KvActorStoreTest, AStateOfEightMebibytesSurvivesEveryKindOfHandOver) {

@@ -104,6 +104,8 @@ Task<void> commit_state(std::shared_ptr<LocalStore> store,
                         std::atomic<int>* ok,
                         std::atomic<int>* failed) {
   auto as = store->actor_store(std::move(actor_id));
+  auto load_op = as->load();  // a commit builds on what it read (kv_actor_store.hpp)
+  co_await std::move(load_op);
   ActorWrite w = state_write(std::move(state));
   auto op = as->commit(std::move(w));
   auto r = co_await std::move(op);
@@ -120,7 +122,9 @@ TEST_F(FaultTest, FailedGroupCommitFailsEveryWriteInTheBatch) {
                 commit_state(store_, i % 2 == 0 ? "a1" : "a2", fmt::format("b{}", i), &ok, &failed),
                 "commit");
   }
-  for (int spins = 0; spins < 1000 && store_->queued_writes_for_test() < 20; ++spins) {
+  // Each commit loads first (a read on the reader thread), then queues its write.
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       std::chrono::steady_clock::now() < until && store_->queued_writes_for_test() < 20;) {
     io.poll();
   }
   ASSERT_EQ(store_->queued_writes_for_test(), 20u);
@@ -144,7 +148,9 @@ TEST_F(FaultTest, FailingOneWriteRollsBackOnlyThatWrite) {
   std::optional<Result<void>> committed;
   std::optional<Result<ActorRecord>> created;
   auto destroy_op = store_->destroy_actor("a1", 99);
-  auto commit_op = store_->actor_store("a2")->commit(state_write("a2-state"));
+  auto a2 = store_->actor_store("a2");  // alive until its commit completes
+  ASSERT_TRUE(run_sync(a2->load()));
+  auto commit_op = a2->commit(state_write("a2-state"));
   auto create_op = store_->create_actor(make_record("a3", "counter", "k3", 3));
   boost::asio::co_spawn(io, std::move(destroy_op),
                         [&](std::exception_ptr, Result<bool> r) { destroyed = std::move(r); });
@@ -152,7 +158,9 @@ TEST_F(FaultTest, FailingOneWriteRollsBackOnlyThatWrite) {
                         [&](std::exception_ptr, Result<void> r) { committed = std::move(r); });
   boost::asio::co_spawn(io, std::move(create_op),
                         [&](std::exception_ptr, Result<ActorRecord> r) { created = std::move(r); });
-  for (int spins = 0; spins < 1000 && store_->queued_writes_for_test() < 3; ++spins) {
+  // Each commit loads first (a read on the reader thread), then queues its write.
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       std::chrono::steady_clock::now() < until && store_->queued_writes_for_test() < 3;) {
     io.poll();
   }
   ASSERT_EQ(store_->queued_writes_for_test(), 3u);
@@ -197,7 +205,8 @@ TEST_F(FaultTest, ExceptionInTheWriterFailsTheWholeUncommittedBatch) {
                         [&](std::exception_ptr, Result<ActorRecord> r) { created = std::move(r); });
   boost::asio::co_spawn(io, std::move(destroy_op),
                         [&](std::exception_ptr, Result<bool> r) { destroyed = std::move(r); });
-  for (int spins = 0; spins < 1000 && store_->queued_writes_for_test() < 2; ++spins) {
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       std::chrono::steady_clock::now() < until && store_->queued_writes_for_test() < 2;) {
     io.poll();
   }
   ASSERT_EQ(store_->queued_writes_for_test(), 2u);

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -534,6 +535,8 @@ Task<void> commit_to(std::shared_ptr<LocalStore> store,
                      std::atomic<int>* ok,
                      std::atomic<int>* failures) {
   auto as = store->actor_store(std::move(actor_id));
+  auto load_op = as->load();  // a commit builds on what it read (kv_actor_store.hpp)
+  co_await std::move(load_op);
   ActorWrite w = state_write(fmt::format("s{}", i));
   auto op = as->commit(std::move(w));
   auto r = co_await std::move(op);
@@ -557,7 +560,9 @@ TEST_F(LocalStoreTest, GroupCommitBatchesQueuedWritesIntoOneTransaction) {
     util::spawn(io.get_executor(),
                 commit_to(store_, fmt::format("a{}", i % kActors), i, &ok, &failures), "commit");
   }
-  for (int spins = 0; spins < 1000 && store_->queued_writes_for_test() < kCommits; ++spins) {
+  // Each commit loads first (a read on the reader thread), then queues its write.
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       std::chrono::steady_clock::now() < until && store_->queued_writes_for_test() < kCommits;) {
     io.poll();
   }
   ASSERT_EQ(store_->queued_writes_for_test(), static_cast<std::size_t>(kCommits));
@@ -650,7 +655,9 @@ TEST_F(LocalStoreTest, CloseDrainsQueuedWrites) {
   for (int i = 0; i < 50; ++i) {
     util::spawn(io.get_executor(), commit_to(store_, "a1", i, &ok, &failures), "commit");
   }
-  for (int spins = 0; spins < 1000 && store_->queued_writes_for_test() < 50; ++spins) {
+  // Each commit loads first (a read on the reader thread), then queues its write.
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       std::chrono::steady_clock::now() < until && store_->queued_writes_for_test() < 50;) {
     io.poll();
   }
   ASSERT_EQ(store_->queued_writes_for_test(), 50u);

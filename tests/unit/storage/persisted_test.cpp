@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <limits>
 #include <set>
 #include <string>
@@ -320,8 +321,7 @@ TEST_F(PersistedTest, CommitOnUnknownOrDestroyedActorFailsAndWritesNothing) {
   auto empty_destroyed = commit("a2", ActorWrite{});
   ASSERT_FALSE(empty_destroyed);
   EXPECT_EQ(empty_destroyed.error().qualified_code(), "actor.not_found");
-  EXPECT_EQ(count_rows("SELECT count(*) FROM actor_conns"), 0);
-  EXPECT_EQ(count_rows("SELECT count(*) FROM actor_schedules"), 0);
+  EXPECT_EQ(count_rows("SELECT count(*) FROM actor_kv"), 0);
   EXPECT_TRUE(alarms().empty());
 }
 
@@ -333,12 +333,12 @@ TEST_F(PersistedTest, DestroyWipesConnsAndSchedulesOfThatActorOnly) {
     ASSERT_TRUE(commit(id, w));
   }
   ASSERT_TRUE(run_sync(store_->destroy_actor("a1", 99)));
-  EXPECT_EQ(count_rows("SELECT count(*) FROM actor_conns"), 2);
-  EXPECT_EQ(count_rows("SELECT count(*) FROM actor_schedules"), 2);
-  EXPECT_EQ(count_rows("SELECT count(*) FROM actor_state"), 1);
-  EXPECT_EQ(count_rows("SELECT count(*) FROM actor_conns c JOIN actors a ON a.rid = c.rid "
+  // a2 keeps its head, 2 connections and 2 schedules; a1 has no key left.
+  EXPECT_EQ(count_rows("SELECT count(*) FROM actor_kv"), 5);
+  EXPECT_EQ(count_rows("SELECT count(*) FROM actor_kv k JOIN actors a ON a.rid = k.rid "
                        "WHERE a.actor_id = 'a1'"),
             0);
+  EXPECT_EQ(count_rows("SELECT count(*) FROM actors WHERE next_alarm IS NOT NULL"), 1);
   auto loaded = run_sync(store_->actor_store("a1")->load());
   ASSERT_FALSE(loaded);
   EXPECT_EQ(loaded.error().qualified_code(), "actor.not_found");
@@ -408,15 +408,21 @@ TEST_F(PersistedTest, PendingAlarmsScaleToManyActors) {
     std::string id = fmt::format("m{:03}", i);
     auto create_op = store_->create_actor(make_record(id, "many", id, i));
     boost::asio::co_spawn(io, std::move(create_op), check);
+  }
+  io.run();
+  std::vector<std::unique_ptr<ActorStore>> stores;  // alive until their commits complete
+  for (int i = 0; i < kActors; ++i) {
     if (i % 3 == 0) {
       continue;  // most actors have none
     }
     ActorWrite w;
     // Descending trigger times with creation order, so the result is a real sort.
     w.schedule_upserts = {schedule("late", 100000 - i), schedule("early", 50000 - i)};
-    auto commit_op = store_->actor_store(id)->commit(std::move(w));
+    stores.push_back(store_->actor_store(fmt::format("m{:03}", i)));
+    auto commit_op = stores.back()->commit(std::move(w));
     boost::asio::co_spawn(io, std::move(commit_op), check);
   }
+  io.restart();
   io.run();
   ASSERT_EQ(failures, 0);
   auto pending = alarms();
@@ -448,27 +454,16 @@ std::string plan_of(sqlite::Database& db, const std::string& sql) {
   return plan;
 }
 
-TEST_F(PersistedTest, LoadsAndPendingAlarmsUseIndexes) {
+TEST_F(PersistedTest, PendingAlarmsWalkAnIndex) {
   auto db = sqlite::Database::open(dir_.db_path(), SQLITE_OPEN_READWRITE);
   ASSERT_TRUE(db) << db.error().message;
-  for (const char* sql : {kLoadConnsSql, kLoadSchedulesSql}) {
-    std::string plan = plan_of(*db, sql);
-    SCOPED_TRACE(plan);
-    EXPECT_NE(plan.find("SEARCH"), std::string::npos);
-    EXPECT_EQ(plan.find("SCAN"), std::string::npos);
-    EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos);  // index order, no sort
-  }
-  EXPECT_NE(plan_of(*db, kLoadSchedulesSql).find("actor_schedules_by_time"), std::string::npos);
-
-  // pending_alarms: one pass over the covering by-time index (grouped by rid without a sort),
-  // a rowid lookup per actor, and a sort of the per-actor minimums only.
+  // pending_alarms: a walk of the partial index of actors with an alarm, in alarm order (no
+  // sort), never the whole directory.
   std::string plan = plan_of(*db, kPendingAlarmsSql);
   SCOPED_TRACE(plan);
-  EXPECT_NE(plan.find("COVERING INDEX actor_schedules_by_time"), std::string::npos);
-  EXPECT_EQ(plan.find("GROUP BY"), std::string::npos);  // no temp b-tree for the grouping
-  EXPECT_NE(plan.find("SEARCH a USING INTEGER PRIMARY KEY"), std::string::npos);
-  EXPECT_EQ(plan.find("SCAN a\n"), std::string::npos);  // never the whole directory
-  EXPECT_EQ(plan.find("SCAN actors"), std::string::npos);
+  EXPECT_NE(plan.find("actors_by_alarm"), std::string::npos);
+  EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos);
+  EXPECT_EQ(plan.find("SCAN actors\n"), std::string::npos);
 }
 
 // --- migration ---------------------------------------------------------------------------------
@@ -532,6 +527,116 @@ TEST(PersistedMigration, VersionOneFileUpgradesInPlace) {
   ASSERT_TRUE(db);
   EXPECT_EQ(*db->query_int64("PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(*db->query_int64("SELECT count(*) FROM meta WHERE key = 'created_by_schema'"), 1);
+}
+
+TEST(PersistedMigration, TheDataDirectoryOfTheLastVersionThreeReleaseMovesIntoKeys) {
+  // tests/data/local-v3/README.md: written by the release before this schema, then SIGKILLed.
+  TempDir dir;
+  std::filesystem::copy_file(std::string(RIVETKIT_TEST_DATA_DIR) + "/local-v3/rivetkit.db",
+                             dir.db_path());
+  auto store = open_store(dir.path());
+  ASSERT_TRUE(store);
+  auto consistent = run_sync(store->verify_consistency_for_test());
+  EXPECT_TRUE(consistent) << consistent.error().message;
+
+  auto counter = run_sync(store->actor_store("zh7kjtlchf0njntvihfu9scvozll00")->load());
+  ASSERT_TRUE(counter) << counter.error().message;
+  EXPECT_TRUE(counter->has_initialized);
+  EXPECT_EQ(counter->state, bytes({0xa1, 0x65, 'c', 'o', 'u', 'n', 't', 0x18, 42}));  // {count: 42}
+
+  auto with_input = run_sync(store->actor_store("8l3gfhbtceavmcov9fntf8az3esl00")->load());
+  ASSERT_TRUE(with_input) << with_input.error().message;
+  ASSERT_TRUE(with_input->input.has_value());
+  EXPECT_NE(with_input->input->find("from v3"), std::string::npos);
+
+  auto sleepy = run_sync(store->actor_store("nqdh4r93ndvxm94v8xy46h3y3vsl00")->load());
+  ASSERT_TRUE(sleepy) << sleepy.error().message;
+  ASSERT_EQ(sleepy->schedules.size(), 2u);
+  EXPECT_EQ(sleepy->schedules[0].trigger_at, 4102444800000);
+  EXPECT_EQ(sleepy->schedules[1].trigger_at, 4102444800001);
+  EXPECT_EQ(sleepy->schedules[0].action, "increment");
+  ASSERT_EQ(sleepy->conns.size(), 1u);
+  EXPECT_EQ(sleepy->conns[0].kind, "connect");
+  EXPECT_EQ(sleepy->conns[0].encoding, "json");
+  auto pending = run_sync(store->pending_alarms());
+  ASSERT_TRUE(pending);
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ((*pending)[0].actor_id, "nqdh4r93ndvxm94v8xy46h3y3vsl00");
+  EXPECT_EQ((*pending)[0].trigger_at, 4102444800000);
+
+  // The runs of a schedule move the alarm: the earlier one done, the later one is next.
+  auto s = store->actor_store("nqdh4r93ndvxm94v8xy46h3y3vsl00");
+  ASSERT_TRUE(run_sync(s->load()));
+  ActorWrite ran;
+  ran.schedule_deletes = {sleepy->schedules[0].event_id};
+  ASSERT_TRUE(run_sync(s->commit(std::move(ran))));
+  pending = run_sync(store->pending_alarms());
+  ASSERT_TRUE(pending);
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ((*pending)[0].trigger_at, 4102444800001);
+  store->close();
+
+  auto db = sqlite::Database::open(dir.db_path(), SQLITE_OPEN_READONLY);
+  ASSERT_TRUE(db);
+  EXPECT_EQ(*db->query_int64("PRAGMA user_version"), kSchemaVersion);
+  EXPECT_FALSE(db->query_int64("SELECT count(*) FROM actor_state"));  // dropped
+  EXPECT_FALSE(db->query_int64("SELECT count(*) FROM actor_conns"));
+  EXPECT_FALSE(db->query_int64("SELECT count(*) FROM actor_schedules"));
+}
+
+TEST(PersistedMigration, AStateTooLargeForTheHeadMovesIntoChunks) {
+  TempDir dir;
+  std::string big(300 * 1024, '\0');
+  for (std::size_t i = 0; i < big.size(); ++i) {
+    big[i] = static_cast<char>((i * 7) & 0xff);
+  }
+  {
+    auto db = sqlite::Database::open(
+        dir.db_path(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    ASSERT_TRUE(db) << db.error().message;
+    ASSERT_TRUE(db->exec("PRAGMA journal_mode = WAL"));
+    ASSERT_TRUE(migrate_to(*db, 3));
+    ASSERT_TRUE(
+        db->exec("INSERT INTO actors(actor_id, name, key, crash_policy, create_ts, generation) "
+                 "VALUES ('big', 'counter', 'k', 'sleep', 10, 4);"));
+    auto insert =
+        db->prepare("INSERT INTO actor_state(rid, has_initialized, state) VALUES (1, 1, ?1)");
+    ASSERT_TRUE(insert);
+    insert->bind_blob(1, big);
+    ASSERT_TRUE(insert->run());
+  }
+  auto store = open_store(dir.path());
+  ASSERT_TRUE(store);
+  auto loaded = run_sync(store->actor_store("big")->load());
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded->state, big);
+  auto consistent = run_sync(store->verify_consistency_for_test());
+  EXPECT_TRUE(consistent) << consistent.error().message;
+}
+
+TEST(PersistedMigration, AnUnreadableRowFailsTheMigrationAndLeavesTheFileAsItWas) {
+  TempDir dir;
+  {
+    auto db = sqlite::Database::open(
+        dir.db_path(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    ASSERT_TRUE(db) << db.error().message;
+    ASSERT_TRUE(db->exec("PRAGMA journal_mode = WAL"));
+    ASSERT_TRUE(migrate_to(*db, 3));
+    ASSERT_TRUE(db->exec(
+        "INSERT INTO actors(actor_id, name, key, crash_policy, create_ts, generation) "
+        "VALUES ('bad', 'counter', 'k', 'sleep', 10, 4);"
+        "INSERT INTO actor_conns VALUES (1, 'c1', 'connect', 'json', x'a0', x'f6', x'ff', '/', "
+        "x'a0', x'', x'', 0, 0);"));
+  }
+  auto store = LocalStore::open(dir.path());
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().code, "corrupt_data");
+  EXPECT_NE(store.error().message.find("schema migration to version 4"), std::string::npos);
+  auto db = sqlite::Database::open(dir.db_path(), SQLITE_OPEN_READONLY);
+  ASSERT_TRUE(db);
+  EXPECT_EQ(*db->query_int64("PRAGMA user_version"), 3);
+  EXPECT_EQ(*db->query_int64("SELECT count(*) FROM actor_conns"), 1);
+  EXPECT_EQ(*db->query_int64("SELECT count(*) FROM actor_kv"), 0);
 }
 
 // --- subscriptions encoding --------------------------------------------------------------------

@@ -21,6 +21,8 @@ TEST(RuntimeRecordsTest, HeadsRoundTripInEveryStateForm) {
   chunked.slot = 1;
   chunked.chunks = 70;
   chunked.size = 8u << 20;
+  chunked.indexes["c-1"] = MessageIndexes{65535, 0};
+  chunked.indexes[std::string("\0\xff", 2)] = MessageIndexes{1, 2};
   for (const Head& h : {none, inline_state, chunked}) {
     auto back = decode_head(encode_head(h));
     ASSERT_TRUE(back) << back.error().message;
@@ -68,9 +70,36 @@ TEST(RuntimeRecordsTest, DamagedValuesAreRefused) {
   const std::string head = encode_head(h);
   EXPECT_FALSE(decode_head(head.substr(0, head.size() - 1)));
   EXPECT_FALSE(decode_head(head + "x"));
-  EXPECT_FALSE(decode_head(std::string("\x02") + head.substr(1)));  // unknown version
+  EXPECT_FALSE(decode_head(std::string("\x03") + head.substr(1)));  // unknown version
+  // Version 1 (fixed-width fields, no index table) is still read.
+  auto v1 =
+      decode_head(std::string("\x01\x07\0\0\0\x01\x01\x01\x03"
+                              "abc",
+                              12));
+  ASSERT_TRUE(v1);
+  EXPECT_EQ(v1->owner, 7u);
+  EXPECT_TRUE(v1->sealed);
+  EXPECT_EQ(v1->inline_state, "abc");
+  EXPECT_TRUE(v1->indexes.empty());
+  // Unknown flag bits.
+  std::string bad_flags = head;
+  bad_flags[1] = static_cast<char>(bad_flags[1] | 0x80);
+  EXPECT_FALSE(decode_head(bad_flags));
+  // Compact: a created actor's head is 4 bytes and its state.
+  Head small = owned_by(0);
+  small.has_initialized = true;
+  small.form = StateForm::kInline;
+  small.inline_state = std::string(9, 's');
+  EXPECT_EQ(encode_head(small).size(), 4u + 9u);
+  // A connection twice in the table.
+  Head twice = owned_by(1);
+  twice.indexes["a"] = MessageIndexes{1, 1};
+  twice.indexes["b"] = MessageIndexes{2, 2};
+  std::string dup = encode_head(twice);
+  dup[dup.size() - 5] = 'a';
+  EXPECT_FALSE(decode_head(dup));
   std::string bad_form = head;
-  bad_form[7] = '\x03';
+  bad_form[1] = static_cast<char>(bad_form[1] | 0x0c);  // form 3
   EXPECT_FALSE(decode_head(bad_form));
   const std::string conn = encode_conn(PersistedConn{});
   EXPECT_FALSE(decode_conn(conn.substr(0, conn.size() - 1)));
@@ -88,7 +117,7 @@ TEST(RuntimeRecordsTest, KeysParseBackAndSortByEpochThenKind) {
   ASSERT_TRUE(h);
   EXPECT_EQ(h->kind, kHead);
   EXPECT_FALSE(parse_record_key(head_key(5) + "x"));                     // a head has no id
-  EXPECT_FALSE(parse_record_key(conn_key(5, "")));                       // a connection needs one
+  EXPECT_EQ(parse_record_key(conn_key(5, ""))->kind, kConn);             // an empty id is one
   EXPECT_FALSE(parse_record_key(chunk_key(5, 0, 0)));                    // chunks are not records
   EXPECT_FALSE(parse_record_key(std::string("\x01\0\0\0\x01\0\0", 7)));  // the old record
   // Epochs in order, every record before every chunk, and the ranges cover what they say.
