@@ -376,7 +376,7 @@ void EnvoyDriver::alarm_changed(const std::string& actor_id, std::optional<std::
 std::shared_ptr<net::WebSocket> EnvoyDriver::hibernated_socket(
     const storage::PersistedConn& record) {
   if (auto held = sockets_.find(record.conn_id)) {
-    const auto key = record.gateway_id + record.request_id;
+    const auto key = record.tunnel_id;
     std::lock_guard lock(restore_mutex_);
     if (listed_hibernating_.count(key) != 0) {
       unlisted_once_.erase(key);
@@ -397,25 +397,24 @@ std::shared_ptr<net::WebSocket> EnvoyDriver::hibernated_socket(
     // Not listed twice: the client left while the actor slept. The connection is restored
     // without a socket (its on_disconnect runs) and the socket here ends without a word to the
     // gateway, which has dropped the request (a close would make it reopen one).
-    asio::post(
-        link_->strand(), [self = shared_from_this(), key = record.gateway_id + record.request_id] {
-          auto it = self->sockets_by_request_.find(key);
-          if (it != self->sockets_by_request_.end()) {
-            it->second->on_remote_close(1001, "ws.client_gone_during_sleep");
-            self->sockets_by_request_.erase(it);
-          }
-          const auto now = self->runtime_.config().clock->steady_now();
-          std::erase_if(self->gone_requests_,
-                        [&](const auto& e) { return now - e.second > std::chrono::minutes(5); });
-          self->gone_requests_[key] = now;
-        });
+    asio::post(link_->strand(), [self = shared_from_this(), key = record.tunnel_id] {
+      auto it = self->sockets_by_request_.find(key);
+      if (it != self->sockets_by_request_.end()) {
+        it->second->on_remote_close(1001, "ws.client_gone_during_sleep");
+        self->sockets_by_request_.erase(it);
+      }
+      const auto now = self->runtime_.config().clock->steady_now();
+      std::erase_if(self->gone_requests_,
+                    [&](const auto& e) { return now - e.second > std::chrono::minutes(5); });
+      self->gone_requests_[key] = now;
+    });
     return nullptr;
   }
-  if (record.gateway_id.size() != 4 || record.request_id.size() != 4) {
+  if (record.tunnel_id.size() != 8) {  // gateway id + request id (tunnel_websocket.cpp)
     return nullptr;
   }
   std::lock_guard lock(restore_mutex_);
-  auto it = restorable_.find(record.gateway_id + record.request_id);
+  auto it = restorable_.find(record.tunnel_id);
   if (it == restorable_.end() || it->second.socket) {
     return nullptr;  // the gateway no longer holds this client
   }
@@ -487,7 +486,7 @@ Task<void> EnvoyDriver::run_resumed(std::shared_ptr<EnvoyDriver> self,
 void EnvoyDriver::conns_durable(std::vector<storage::PersistedConn> conns) {
   asio::post(link_->strand(), [self = shared_from_this(), conns = std::move(conns)] {
     for (const auto& c : conns) {
-      auto it = self->sockets_by_request_.find(c.gateway_id + c.request_id);
+      auto it = self->sockets_by_request_.find(c.tunnel_id);
       if (it != self->sockets_by_request_.end()) {
         it->second->ack_durable(c.client_message_index);
       }

@@ -55,7 +55,8 @@ std::string encode_record(const storage::PersistedActor& a) {
   write_opt(w, a.state);
   w.uint(a.conns.size());
   for (const auto& c : a.conns) {
-    storage::runtime_records::write_conn_fields(w, c);
+    storage::runtime_records::write_conn_fields(w, c,
+                                                storage::runtime_records::ConnLayout::kTwoIds);
   }
   w.uint(a.schedules.size());
   for (const auto& s : a.schedules) {
@@ -79,7 +80,8 @@ Result<storage::PersistedActor> decode_record(std::string_view bytes) {
   }
   for (std::uint64_t i = 0; i < n && !r.failed(); ++i) {
     storage::PersistedConn c;
-    if (!storage::runtime_records::read_conn_fields(r, c)) {
+    if (!storage::runtime_records::read_conn_fields(
+            r, c, storage::runtime_records::ConnLayout::kTwoIds)) {
       return fail(corrupt("connection"));
     }
     a.conns.push_back(std::move(c));

@@ -63,7 +63,7 @@ std::optional<net::WsResumePoint> TunnelWebSocket::resume_point() const {
   if (!can_hibernate_) {
     return std::nullopt;
   }
-  return net::WsResumePoint{bytes_of(gateway_id_), bytes_of(request_id_), taken_.load(),
+  return net::WsResumePoint{bytes_of(gateway_id_) + bytes_of(request_id_), taken_.load(),
                             out_index_.load()};
 }
 

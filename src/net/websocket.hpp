@@ -22,8 +22,9 @@ struct WsMessage {
 /// enough to persist with its connection and resume it, possibly in another process, after the
 /// actor slept. Plain sockets have none.
 struct WsResumePoint {
-  std::string gateway_id;  // 4 bytes
-  std::string request_id;  // 4 bytes
+  /// The transport's own id of the socket, opaque to everything but the driver that made it
+  /// (engine mode: the gateway id and the request id, 8 bytes): what finds the socket again.
+  std::string tunnel_id;
   /// The last inbound message index handed to the application.
   std::uint16_t last_received = 0;
   /// The next outbound message index.

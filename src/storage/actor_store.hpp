@@ -37,9 +37,10 @@ struct PersistedConn {
   std::vector<std::string> subscriptions;
   std::string request_path;     // the path the socket was opened on, with its query
   std::string request_headers;  // CBOR map of the opening request's headers, names lower-cased
-  // Engine mode (envoy-protocol.md §4.11): the tunnel ids and message indexes. Unused locally.
-  std::string gateway_id;  // 4 bytes or empty
-  std::string request_id;  // 4 bytes or empty
+  /// The transport's id of a resumable socket (net::WsResumePoint::tunnel_id), opaque here: only
+  /// the driver that made it reads it (engine mode, envoy-protocol.md §4.11). Empty locally.
+  std::string tunnel_id;
+  /// Where the socket's messages stand (WsResumePoint: next sent, last received).
   std::uint16_t server_message_index = 0;
   std::uint16_t client_message_index = 0;
 };

@@ -378,7 +378,7 @@ Task<Result<void>> KvActorStore::commit(ActorWrite write) {
   std::vector<PersistedConn> tunneled;
   if (options_.on_conns_durable) {
     for (const auto& c : write.conn_upserts) {
-      if (!c.gateway_id.empty()) {
+      if (!c.tunnel_id.empty()) {
         tunneled.push_back(c);
       }
     }

@@ -127,8 +127,7 @@ Result<void> move_actor(Statements& s, std::int64_t rid) {
     c.subscriptions = std::move(*subscriptions);
     c.request_path = row.column_text(6);
     c.request_headers = row.column_blob(7);
-    c.gateway_id = row.column_blob(8);
-    c.request_id = row.column_blob(9);
+    c.tunnel_id = row.column_blob(8) + row.column_blob(9);
     c.server_message_index = clamped<std::uint16_t>(row.column_int64(10), 65535);
     c.client_message_index = clamped<std::uint16_t>(row.column_int64(11), 65535);
     return put(s, rid, runtime_records::conn_key(kEpoch, c.conn_id),

@@ -10,7 +10,8 @@ namespace {
 
 // 1: fixed-width fields, no index table (written by no release; still read).
 constexpr std::uint8_t kHeadVersion = 2;
-constexpr std::uint8_t kConnVersion = 1;
+// 1: the tunnel id as two ids (gateway, request); 2: one opaque tunnel id.
+constexpr std::uint8_t kConnVersion = 2;
 constexpr std::uint8_t kScheduleVersion = 1;
 
 void put_be32(std::string& out, std::uint32_t v) {
@@ -250,7 +251,7 @@ Result<Head> decode_head(std::string_view bytes) {
 // Names, ids and paths are read as bytes, not checked as UTF-8 (a BARE string and BARE data are
 // the same bytes): a connection keeps the bytes its client sent, and a stored record never fails
 // to load over an encoding the runtime did not check when it wrote it.
-void write_conn_fields(bare::Writer& w, const PersistedConn& c) {
+void write_conn_fields(bare::Writer& w, const PersistedConn& c, ConnLayout layout) {
   w.str(c.conn_id);
   w.str(c.kind);
   w.str(c.encoding);
@@ -262,13 +263,18 @@ void write_conn_fields(bare::Writer& w, const PersistedConn& c) {
   }
   w.str(c.request_path);
   w.data(c.request_headers);
-  w.data(c.gateway_id);
-  w.data(c.request_id);
+  if (layout == ConnLayout::kTwoIds) {
+    const std::string_view id = c.tunnel_id;
+    w.data(id.substr(0, std::min<std::size_t>(4, id.size())));
+    w.data(id.size() > 4 ? id.substr(4) : std::string_view());
+  } else {
+    w.data(c.tunnel_id);
+  }
   w.u16(c.server_message_index);
   w.u16(c.client_message_index);
 }
 
-bool read_conn_fields(bare::Reader& r, PersistedConn& c) {
+bool read_conn_fields(bare::Reader& r, PersistedConn& c, ConnLayout layout) {
   r.data(c.conn_id);
   r.data(c.kind);
   r.data(c.encoding);
@@ -285,8 +291,12 @@ bool read_conn_fields(bare::Reader& r, PersistedConn& c) {
   }
   r.data(c.request_path);
   r.data(c.request_headers);
-  r.data(c.gateway_id);
-  r.data(c.request_id);
+  r.data(c.tunnel_id);
+  if (layout == ConnLayout::kTwoIds) {
+    std::string request_id;
+    r.data(request_id);
+    c.tunnel_id += request_id;
+  }
   r.u16(c.server_message_index);
   r.u16(c.client_message_index);
   return !r.failed();
@@ -323,7 +333,7 @@ std::string encode_conn(const PersistedConn& c) {
   std::string out;
   bare::Writer w(out);
   w.u8(kConnVersion);
-  write_conn_fields(w, c);
+  write_conn_fields(w, c, ConnLayout::kTunnelId);
   return out;
 }
 
@@ -331,10 +341,11 @@ Result<PersistedConn> decode_conn(std::string_view bytes) {
   bare::Reader r(bytes);
   PersistedConn c;
   std::uint8_t version = 0;
-  if (!r.u8(version) || version != kConnVersion) {
+  if (!r.u8(version) || version < 1 || version > kConnVersion) {
     return fail(corrupt("unknown connection version"));
   }
-  if (!read_conn_fields(r, c) || !r.at_end()) {
+  const auto layout = version == 1 ? ConnLayout::kTwoIds : ConnLayout::kTunnelId;
+  if (!read_conn_fields(r, c, layout) || !r.at_end()) {
     return fail(corrupt("truncated or trailing bytes in a connection"));
   }
   return c;

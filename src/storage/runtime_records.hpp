@@ -128,11 +128,15 @@ inline Head owned_by(std::uint32_t owner) {
 std::string encode_head(const Head& head);
 Result<Head> decode_head(std::string_view bytes);
 
+/// How a connection's tunnel id is laid out: as two 4-byte ids, gateway then request (engine
+/// mode's record of earlier releases, and connection keys of version 1), or as one opaque field.
+enum class ConnLayout { kTwoIds, kTunnelId };
+
 /// The fields of a connection and of a schedule without a version byte (shared with engine
 /// mode's record of earlier releases, record_codec.cpp). A read returns false when the bytes
 /// do not hold them.
-void write_conn_fields(protocol::bare::Writer& w, const PersistedConn& conn);
-bool read_conn_fields(protocol::bare::Reader& r, PersistedConn& conn);
+void write_conn_fields(protocol::bare::Writer& w, const PersistedConn& conn, ConnLayout layout);
+bool read_conn_fields(protocol::bare::Reader& r, PersistedConn& conn, ConnLayout layout);
 void write_schedule_fields(protocol::bare::Writer& w, const PersistedSchedule& schedule);
 bool read_schedule_fields(protocol::bare::Reader& r, PersistedSchedule& schedule);
 

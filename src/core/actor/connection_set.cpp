@@ -191,8 +191,7 @@ storage::PersistedConn ConnectionSet::record_of(const Connection& conn) const {
   p.request_headers = encode_stored(headers);
   if (auto transport = conn.transport()) {
     if (auto point = transport->resume_point()) {
-      p.gateway_id = std::move(point->gateway_id);
-      p.request_id = std::move(point->request_id);
+      p.tunnel_id = std::move(point->tunnel_id);
       p.client_message_index = point->last_received;
       p.server_message_index = point->next_sent;
     }

@@ -47,7 +47,7 @@ void MessageAcks::forget(const std::string& conn_id) {
 void MessageAcks::wrote(const storage::ActorWrite& write, bool gating) {
   if (gating) {
     for (const auto& record : write.conn_upserts) {
-      if (!record.gateway_id.empty()) {  // a resumable socket's record
+      if (!record.tunnel_id.empty()) {  // a resumable socket's record
         written(record.conn_id, record.client_message_index);
       }
     }

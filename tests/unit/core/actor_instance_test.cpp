@@ -244,7 +244,7 @@ class InstanceTest : public ::testing::Test {
 // which a save of the connection records.
 std::shared_ptr<RecordingSocket> resumable_socket() {
   auto socket = std::make_shared<RecordingSocket>();
-  socket->point = net::WsResumePoint{"gw01", "rq01", 0, 0};
+  socket->point = net::WsResumePoint{"gw01rq01", 0, 0};
   return socket;
 }
 

@@ -184,7 +184,7 @@ TEST_F(ConnectionSetTest, ChangesReachTheNextWriteOnce) {
 
 TEST_F(ConnectionSetTest, ARecordRestoresTheConnectionItWasTakenFrom) {
   auto socket = std::make_shared<Socket>();
-  socket->point = net::WsResumePoint{"gw01", "rq01", 7, 3};
+  socket->point = net::WsResumePoint{"gw01rq01", 7, 3};
   Request request;
   request.method = "GET";
   request.path = "/connect";
@@ -201,7 +201,7 @@ TEST_F(ConnectionSetTest, ARecordRestoresTheConnectionItWasTakenFrom) {
   EXPECT_EQ(record.kind, "connect");
   EXPECT_EQ(record.encoding, "cbor");
   EXPECT_EQ(record.request_path, "/connect?room=1");
-  EXPECT_EQ(record.gateway_id, "gw01");
+  EXPECT_EQ(record.tunnel_id, "gw01rq01");
   EXPECT_EQ(record.client_message_index, 7);
   EXPECT_EQ(record.server_message_index, 3);
 

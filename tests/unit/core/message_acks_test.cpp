@@ -142,7 +142,7 @@ TEST_F(MessageAcksTest, OnlyAWriteThatHoldsOutputsBackCoversAnIndex) {
   storage::ActorWrite write;
   storage::PersistedConn record;
   record.conn_id = "c1";
-  record.gateway_id = "gw01";
+  record.tunnel_id = "gw01rq01";
   record.client_message_index = 4;
   write.conn_upserts.push_back(record);
 

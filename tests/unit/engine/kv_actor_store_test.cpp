@@ -197,8 +197,7 @@ storage::PersistedConn conn(std::string id, std::uint16_t index) {
   c.params = "p";
   c.state = "s";
   c.subscriptions = {"e"};
-  c.gateway_id = "gw01";
-  c.request_id = "rq01";
+  c.tunnel_id = "gw01rq01";
   c.server_message_index = index;
   c.client_message_index = index;
   return c;

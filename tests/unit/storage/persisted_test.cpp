@@ -48,8 +48,7 @@ void expect_conn_eq(const PersistedConn& a, const PersistedConn& b) {
   EXPECT_EQ(a.subscriptions, b.subscriptions);
   EXPECT_EQ(a.request_path, b.request_path);
   EXPECT_EQ(a.request_headers, b.request_headers);
-  EXPECT_EQ(a.gateway_id, b.gateway_id);
-  EXPECT_EQ(a.request_id, b.request_id);
+  EXPECT_EQ(a.tunnel_id, b.tunnel_id);
   EXPECT_EQ(a.server_message_index, b.server_message_index);
   EXPECT_EQ(a.client_message_index, b.client_message_index);
 }
@@ -75,8 +74,7 @@ PersistedConn full_conn() {
                      std::string(300, 's')};
   c.request_path = "/websocket/room?x=1&y=%00";
   c.request_headers = bytes({0xa2, 0x64, 'h', 'o', 's', 't', 0x40, 0x61, 'a', 0x41, 0x00});
-  c.gateway_id = bytes({0x00, 0x01, 0x00, 0xff});
-  c.request_id = bytes({0xff, 0x00, 0x00, 0x00});
+  c.tunnel_id = bytes({0x00, 0x01, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00});
   c.server_message_index = 65535;
   c.client_message_index = 65534;
   return c;

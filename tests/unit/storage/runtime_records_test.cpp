@@ -3,6 +3,8 @@
 
 #include "storage/runtime_records.hpp"
 
+#include "protocol/bare/bare.hpp"
+
 #include <gtest/gtest.h>
 
 namespace rivetkit::storage::runtime_records {
@@ -40,10 +42,19 @@ TEST(RuntimeRecordsTest, ConnectionsAndSchedulesRoundTrip) {
   c.subscriptions = {"a", "b"};
   c.request_path = "/ws?x=1";
   c.request_headers = "h";
-  c.gateway_id = "gate";
-  c.request_id = "req!";
+  c.tunnel_id = "gatereq!";
   c.server_message_index = 65535;
   c.client_message_index = 3;
+  // Version 1 kept the tunnel id as two ids (gateway, request): read as one.
+  std::string v1;
+  protocol::bare::Writer w(v1);
+  w.u8(1);
+  write_conn_fields(w, c, ConnLayout::kTwoIds);
+  auto old = decode_conn(v1);
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->tunnel_id, "gatereq!");
+  EXPECT_EQ(encode_conn(*old), encode_conn(c));
+
   auto conn = decode_conn(encode_conn(c));
   ASSERT_TRUE(conn);
   EXPECT_EQ(encode_conn(*conn), encode_conn(c));
