@@ -206,7 +206,11 @@ describe(`actor workflows: queues, joins, races, try [${ENCODING}, ${MODE}]`, { 
 			return s.state.failureCaught ? s : null;
 		}, { timeout: 30_000, what: "the recovery" });
 		assert.deepEqual(snap.state, { failedStateWrites: 1, recoveryStateWrites: 1, failureCaught: true });
-		assert.deepEqual(snap.vars, { failedVarsWrites: 1, recoveryVarsWrites: 1 });
+		// As above: this actor also sleeps 50 ms after its workflow ended, so the read may come
+		// from the next generation (fresh vars, both 0); within one generation both are 1.
+		const { failedVarsWrites, recoveryVarsWrites } = snap.vars;
+		assert.ok((failedVarsWrites === 1 && recoveryVarsWrites === 1) || (failedVarsWrites === 0 && recoveryVarsWrites === 0),
+			`vars of one generation: ${JSON.stringify(snap.vars)}`);
 	}));
 
 	full("a workflow waiting on its queue lets the actor sleep and stop promptly", T, env.wrap(async () => {
