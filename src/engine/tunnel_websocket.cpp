@@ -17,6 +17,11 @@ namespace {
 // connection was not hibernatable after all, or the actor is stuck saving) is acknowledged
 // anyway rather than have the gateway drop the client.
 constexpr auto kAckFallback = std::chrono::seconds(10);
+// At most one acknowledgement per socket this often (RivetKit acknowledges within 5 s)...
+constexpr auto kAckInterval = std::chrono::seconds(1);
+// ... unless this much inbound data waits (RivetKit's threshold for acknowledging at once), so
+// the gateway's buffer for the client stays small.
+constexpr std::size_t kAckBytes = 500'000;
 
 // Wrapping u16 order (§4.11): a - b as a signed 16-bit distance.
 int distance(envoy::MessageIndex a, envoy::MessageIndex b) {
@@ -38,6 +43,7 @@ TunnelWebSocket::TunnelWebSocket(std::shared_ptr<EnvoyLink> link,
       request_id_(request_id),
       can_hibernate_(can_hibernate),
       ack_fallback_(link_->strand()),
+      ack_timer_(link_->strand()),
       wake_(link_->strand()) {}
 
 std::shared_ptr<TunnelWebSocket> TunnelWebSocket::restored(std::shared_ptr<EnvoyLink> link,
@@ -51,6 +57,7 @@ std::shared_ptr<TunnelWebSocket> TunnelWebSocket::restored(std::shared_ptr<Envoy
   ws->taken_ = last_received;
   ws->acked_ = last_received;
   ws->acked_mirror_ = last_received;
+  ws->ack_sent_ = last_received;
   ws->out_index_ = next_sent;
   return ws;
 }
@@ -117,6 +124,7 @@ void TunnelWebSocket::finish(std::uint16_t code, std::string reason) {
   close_info_ = net::WsCloseInfo{code, std::move(reason)};
   wake_.cancel();
   ack_fallback_.cancel();
+  ack_timer_.cancel();
   unacked_since_.reset();
 }
 
@@ -141,6 +149,7 @@ void TunnelWebSocket::on_message(envoy::MessageIndex index, net::WsMessage msg) 
     }
   }
   last_in_ = index;
+  bytes_since_ack_ += msg.data.size();
   inbox_.emplace_back(index, std::move(msg));
   wake_.cancel();
 }
@@ -160,11 +169,40 @@ void TunnelWebSocket::ack_durable(envoy::MessageIndex index) {
   }
   acked_ = index;
   acked_mirror_ = index;
-  link_->send(envoy::ToRivet{
-      envoy::ToRivetTunnelMessage{next_id(), envoy::ToRivetWebSocketMessageAck{index}}});
   if (distance(taken_.load(), index) <= 0) {
     unacked_since_.reset();
   }
+  send_ack_soon();
+}
+
+void TunnelWebSocket::send_ack_soon() {
+  const auto now = asio::steady_timer::clock_type::now();
+  if (!ack_sent_at_ || now - *ack_sent_at_ >= kAckInterval || bytes_since_ack_ >= kAckBytes) {
+    send_ack();
+    return;
+  }
+  if (ack_timer_armed_) {
+    return;  // the armed timer sends the latest durable index
+  }
+  ack_timer_armed_ = true;
+  ack_timer_.expires_at(*ack_sent_at_ + kAckInterval);
+  ack_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    self->ack_timer_armed_ = false;
+    if (!ec && !self->closed_) {
+      self->send_ack();
+    }
+  });
+}
+
+void TunnelWebSocket::send_ack() {
+  if (!acked_ || (ack_sent_ && distance(*acked_, *ack_sent_) <= 0)) {
+    return;
+  }
+  ack_sent_ = acked_;
+  ack_sent_at_ = asio::steady_timer::clock_type::now();
+  bytes_since_ack_ = 0;
+  link_->send(envoy::ToRivet{
+      envoy::ToRivetTunnelMessage{next_id(), envoy::ToRivetWebSocketMessageAck{*acked_}}});
 }
 
 void TunnelWebSocket::arm_ack_fallback() {

@@ -10,6 +10,12 @@
 //   the connection record (the actor saves it, see resume_point(), and the store reports it via
 //   ack_durable()), well inside the gateway's 30 s deadline. A message nobody saved within
 //   kAckFallback is acknowledged anyway (logged), so a connection is never dropped for it.
+// - Acknowledgements are cumulative, so they are sent at most once per kAckInterval per socket
+//   (the first after a quiet interval at once, later ones batched at the interval's end), or at
+//   once when kAckBytes of inbound data wait: under load an acknowledgement per message would
+//   cost the engine a tunnel message per action. Nothing depends on it arriving sooner: what is
+//   durable is known here (acked_index()), and a message the gateway re-sends after a wake is
+//   dropped by its index.
 // - While its actor sleeps the socket simply waits: the gateway holds the client. When the
 //   engine starts the actor again with this request in `hibernatingRequests`, open() is sent
 //   again and messages flow into the same session. If the actor moved to another process, that
@@ -24,8 +30,10 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
+#include <cstddef>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace rivetkit::engine {
@@ -66,6 +74,9 @@ class TunnelWebSocket final : public net::WebSocket,
  private:
   envoy::MessageId next_id();
   void finish(std::uint16_t code, std::string reason);
+  /// Sends the acknowledgement of acked_ now or at the end of the current interval.
+  void send_ack_soon();
+  void send_ack();
 
   std::shared_ptr<EnvoyLink> link_;
   envoy::GatewayId gateway_id_;
@@ -85,6 +96,13 @@ class TunnelWebSocket final : public net::WebSocket,
   std::optional<boost::asio::steady_timer::time_point> unacked_since_;
   bool ack_fallback_armed_ = false;
   boost::asio::steady_timer ack_fallback_;
+  /// The last index acknowledged to the gateway (acked_ is the last durable one), when, and
+  /// how many inbound bytes arrived since.
+  std::optional<envoy::MessageIndex> ack_sent_;
+  std::optional<boost::asio::steady_timer::time_point> ack_sent_at_;
+  std::size_t bytes_since_ack_ = 0;
+  bool ack_timer_armed_ = false;
+  boost::asio::steady_timer ack_timer_;
   std::deque<std::pair<envoy::MessageIndex, net::WsMessage>> inbox_;
   bool closed_ = false;
   net::WsCloseInfo close_info_;

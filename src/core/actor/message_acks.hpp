@@ -42,11 +42,13 @@ namespace rivetkit::core {
 
 class MessageAcks {
  public:
-  /// How long a due index may wait for a write of its own.
-  static constexpr std::chrono::milliseconds kSaveDelay{250};
+  /// How long a due index may wait for a write of its own. The socket acknowledges at most once
+  /// a second anyway (engine/tunnel_websocket.hpp), so saving more often buys nothing; RivetKit
+  /// acknowledges within 5 s, the gateway drops a client after 30 s.
+  static constexpr std::chrono::milliseconds kSaveDelay{1000};
   /// ... unless this much inbound data waits for its acknowledgement (RivetKit's threshold for
   /// acknowledging buffered hibernatable messages at once), so the gateway's buffer for the
-  /// client does not grow by a quarter second of a fast stream.
+  /// client does not grow by a second of a fast stream.
   static constexpr std::size_t kSaveBytes = 500'000;
 
   class Host {
