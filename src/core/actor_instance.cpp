@@ -76,6 +76,7 @@ ActorInstance::ActorInstance(asio::any_io_executor strand, Spec spec, const Runt
                ActorQueue(strand_, actor_id_, *definition_, *this),
                ActorWorkflow(strand_, actor_id_, *store_, *this)},
       state_(actor_id_),
+      actions_(config_.clock),
       acks_(*config_.clock, *this),
       gate_(strand_, *this, definition_->options.durable_replies),
       watchers_(*config_.clock, *this) {
@@ -266,6 +267,7 @@ Task<void> ActorInstance::stop(StopReason reason) {
     log::warn("grace period over; cancelling remaining work actor_id={}", actor_id_);
   }
   lifecycle_.finalize();
+  actions_.abort_all();
 
   // 6. Hibernatable sockets stay with the driver while the actor sleeps.
   if (!destroying) {
@@ -574,19 +576,18 @@ Task<Result<Value>> ActorInstance::run_action(Connection* conn, std::string name
     }
   }
   ActionMeter meter(name_, it->first);
-  auto action = catching(it->second(this, conn, std::move(args)));
-  auto timeout = config_.clock->wait_for(definition_->options.action_timeout);
-  auto cancel = wait_hard_abort();
-  auto raced = co_await (std::move(action) || std::move(timeout) || std::move(cancel));
-  if (raced.index() == 1) {
+  auto run_op = actions_.run(catching(it->second(this, conn, std::move(args))),
+                             definition_->options.action_timeout);
+  auto ended = co_await std::move(run_op);
+  if (ended.outcome == ActionWatch::Outcome::kTimedOut) {
     log::warn("action timed out actor_id={} action={}", actor_id_, name);
     co_return meter.finished(fail(action_timed_out()));
   }
-  if (raced.index() == 2) {
+  if (ended.outcome == ActionWatch::Outcome::kAborted) {
     co_return meter.finished(fail(Error{
         "actor", "aborted", "The actor stopped before the action finished", std::nullopt, true}));
   }
-  Result<Value> result = std::move(std::get<0>(raced));
+  Result<Value> result = std::move(ended.result);
   if (!result && !result.error().is_public) {
     log::warn("action failed actor_id={} action={} error={}.{}", actor_id_, name,
               result.error().group, result.error().code);

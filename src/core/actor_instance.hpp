@@ -37,6 +37,7 @@
 // (core/actor/output_gate.hpp); the instance is its Source: it says what a write contains.
 
 #include "core/actor/abort_signal.hpp"
+#include "core/actor/action_watch.hpp"
 #include "core/actor/actor_kv.hpp"
 #include "core/actor/connection_lifecycle.hpp"
 #include "core/actor/connection_set.hpp"
@@ -236,6 +237,8 @@ class ActorInstance final : public detail::ActorApi,
   Schedules schedules_;
   UserStorage storage_;  // c.kv() and c.db()
   StateRecord state_;    // the state as stored; on_state_change
+
+  ActionWatch actions_;  // action timeouts and the hard abort
 
   // What the output gate writes next (OutputGate::Source, below).
   bool save_posted_ = false;
