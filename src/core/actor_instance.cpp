@@ -378,21 +378,6 @@ void ActorInstance::destroy() {
 Task<void> ActorInstance::idle_watch() {
   auto self = shared_from_this();
   std::optional<AwakeReason> logged;
-  // Wakes this loop at `at` through the gates' notifier, while the loop lives (`alive`: the
-  // wake-up holds neither the instance nor its memory). One wake-up serves many actions: while the
-  // actor works its sleep deadline only moves later, so a wake-up at an older deadline just
-  // re-checks and sets the next one. Racing a timer against the notifier instead cost every
-  // action a timer, a parallel group and an exception (bench/results/2026-12-08-local-profile.md).
-  auto alive = std::make_shared<Notifier*>(&sleep_.changed());
-  auto wake_at = [](std::weak_ptr<Notifier*> weak, std::shared_ptr<util::Clock> clock,
-                    util::SteadyTime at) -> Task<void> {
-    auto wait_op = clock->wait_until(at);
-    co_await std::move(wait_op);
-    if (auto notifier = weak.lock()) {
-      (*notifier)->notify_all();
-    }
-  };
-  std::optional<util::SteadyTime> wake_set;  // the time of the wake-up under way, if any
   while (lifecycle_.accepting()) {
     if (auto reason = awake_reason()) {
       if (reason != logged) {
@@ -403,24 +388,16 @@ Task<void> ActorInstance::idle_watch() {
       continue;
     }
     logged.reset();
-    const auto now = config_.clock->steady_now();
-    if (wake_set && now >= *wake_set) {
-      wake_set.reset();  // it came (or is about to: one spurious wake-up is harmless)
-    }
     const auto deadline = sleep_.sleep_deadline();
-    if (now >= deadline) {
+    if (config_.clock->steady_now() >= deadline) {
       log::debug("actor idle for {} ms, sleeping actor_id={}", sleep_.sleep_timeout().count(),
                  actor_id_);
       request_stop(StopReason::kSleep);
       co_return;
     }
-    if (!wake_set || deadline < *wake_set) {
-      // None under way, or one for a later time (the first request ended a longer start grace).
-      wake_set = deadline;
-      util::spawn(strand_, wake_at(alive, config_.clock, deadline), "actor idle deadline");
-    }
-    auto changed_op = sleep_.changed().wait();
-    co_await std::move(changed_op);
+    auto timer = config_.clock->wait_until(deadline);
+    auto changed = sleep_.changed().wait();
+    co_await (std::move(timer) || std::move(changed));
   }
 }
 
